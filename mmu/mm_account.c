@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* What each process and the world hold: tables, sharing, PSS, findings. */
+#include "mm_internal.h"
+
+/* A process's view below upper table t: tables per level (deposits count
+ * as PTE tables) and those shared (some link on the path has share > 1). */
+static void count_view(const struct pt_table *t, bool shared,
+		       struct mm_proc_stats *s)
+{
+	if (t->level == PT_PMD) {
+		unsigned n = t->nr_tables + t->nr_deposits;
+		s->tables[PT_PTE] += n;
+		if (shared) {
+			s->shared[PT_PTE] += n;
+			return;
+		}
+	}
+	for (unsigned i = 0, seen = 0; seen < t->nr_tables; i++) {
+		if (!pt_entry_is_table(t->e[i]))
+			continue;
+		const struct pt_table *c = pt_entry_table(t->e[i]);
+		bool sh = shared || c->share > 1;
+		seen++;
+		if (c->level == PT_PTE) {
+			s->shared[PT_PTE] += sh;
+			continue;
+		}
+		s->tables[c->level]++;
+		s->shared[c->level] += sh;
+		count_view(c, sh, s);
+	}
+}
+
+static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
+{
+	*s = (struct mm_proc_stats){
+		.pid = mm->pid,
+		.faults = mm->c.faults,
+		.faults_observed = mm->c.faults_observed,
+		.fork_tables_copied = mm->c.fork_tables_copied,
+		.fork_pages_copied = mm->c.fork_pages_copied,
+		.fork_tables_linked = mm->c.fork_tables_linked,
+		.vmas = mm->nr_vma,
+	};
+	for (size_t i = 0; i < mm->nr_vma; i++)
+		s->mapped_bytes += mm->vma[i]->end - mm->vma[i]->start;
+	count_view(mm->pgd, false, s);
+}
+
+int mm_proc_stats(const struct mm_world *w, uint32_t pid,
+		  struct mm_proc_stats *out)
+{
+	const struct mm_space *mm = mm_find(w, pid);
+	if (!mm)
+		return -ESRCH;
+	proc_stats(mm, out);
+	return 0;
+}
+
+/* One walk over every path, three uses: count each table's users, sum a
+ * process's 4 KiB / users, and clear the counts again. */
+enum users_pass { USERS_COUNT, USERS_PSS, USERS_CLEAR };
+
+static double users_walk(struct pt_table *t, enum users_pass pass)
+{
+	double pss = 0;
+	for (unsigned i = 0, seen = 0; seen < t->nr_tables + t->nr_leaves; i++) {
+		uint64_t e = t->e[i];
+		if (!e)
+			continue;
+		seen++;
+		if (pt_entry_is_leaf(e)) {
+			/* A deposit is used by whoever uses its PMD page. */
+			if (e == PT_LEAF_DEPOSIT && pass == USERS_PSS)
+				pss += (double)MM_PAGE_SIZE / t->users;
+			continue;
+		}
+		struct pt_table *c = pt_entry_table(e);
+		switch (pass) {
+		case USERS_COUNT:
+			c->users++;
+			break;
+		case USERS_PSS:
+			pss += (double)MM_PAGE_SIZE / c->users;
+			break;
+		case USERS_CLEAR:
+			c->users = 0;
+			break;
+		}
+		if (c->level != PT_PTE)
+			pss += users_walk(c, pass);
+	}
+	return pss;
+}
+
+int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
+		   struct mm_world_totals *totals)
+{
+	struct mm_world_totals t = { 0 };
+	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
+		t.distinct[l] = w->tables[l];
+	for (struct mm_space *mm = w->first; mm; mm = mm->next) {
+		mm->pgd->users = 1;
+		users_walk(mm->pgd, USERS_COUNT);
+	}
+	for (struct mm_space *mm = w->first; mm; mm = mm->next) {
+		struct mm_proc_stats s;
+		proc_stats(mm, &s);
+		s.pss_bytes = users_walk(mm->pgd, USERS_PSS);
+		for (unsigned l = 0; l < PT_NR_LEVELS; l++)
+			t.linked[l] += s.tables[l];
+		if (t.processes < cap)
+			out[t.processes] = s;
+		t.processes++;
+	}
+	for (struct mm_space *mm = w->first; mm; mm = mm->next)
+		users_walk(mm->pgd, USERS_CLEAR);
+	if (totals)
+		*totals = t;
+	return t.processes > INT32_MAX ? INT32_MAX : (int)t.processes;
+}
+
+size_t mm_world_findings(const struct mm_world *w, struct mm_finding *out,
+			 size_t cap)
+{
+	static const struct mm_finding kinds[MM_FINDING_NR] = {
+		[MM_FINDING_EXTRA_LINKS] = {
+			"fault-search-extra-links",
+			"links the posted patch's fault-time search would take "
+			"after the first sharer (each a leaked table reference)" },
+		[MM_FINDING_UNSHARE_PAST_END] = {
+			"unshare-past-end",
+			"shared tables the posted patch's unshare loop would "
+			"detach just past the end of an mprotect/mremap range" },
+		[MM_FINDING_UNSHARE_MISSED] = {
+			"unshare-misses-table",
+			"shared tables inside an mprotect/mremap range that the "
+			"posted patch's unshare loop would leave shared" },
+		[MM_FINDING_PRIVATE_ANON] = {
+			"private-anon-pages-shared",
+			"times the posted patch would share the tables of a "
+			"private mapping holding copied-on-write pages" },
+	};
+	if (!w->policy.patch_findings)
+		return 0;
+	for (size_t i = 0; i < MM_FINDING_NR && i < cap; i++) {
+		out[i] = kinds[i];
+		out[i].count = w->findings[i];
+	}
+	return MM_FINDING_NR;
+}
+
+/* PTE tables (deposits too) of the spans [start, end) meets, and how many
+ * of them are shared. */
+static void count_range(const struct pt_table *t, uint64_t tbase,
+			uint64_t start, uint64_t end, bool shared,
+			uint64_t *tables, uint64_t *nshared)
+{
+	uint64_t esz = MM_ENTRY(t->level);
+	unsigned lo, hi;
+	pt_entries_in(t, tbase, start, end, &lo, &hi);
+	for (unsigned i = lo; i <= hi; i++) {
+		uint64_t e = t->e[i];
+		if (!e || (pt_entry_is_leaf(e) && e != PT_LEAF_DEPOSIT))
+			continue;
+		const struct pt_table *c = pt_entry_is_leaf(e) ? NULL
+								: pt_entry_table(e);
+		bool sh = shared || (c && c->share > 1);
+		if (!c || c->level == PT_PTE) {
+			*tables += 1;
+			*nshared += sh;
+		} else {
+			count_range(c, tbase + i * esz, start, end, sh, tables,
+				    nshared);
+		}
+	}
+}
+
+int mm_proc_vmas(const struct mm_world *w, uint32_t pid,
+		 int (*fn)(const struct mm_vma_info *vma, void *arg), void *arg)
+{
+	const struct mm_space *mm = mm_find(w, pid);
+	if (!mm)
+		return -ESRCH;
+	for (size_t i = 0; i < mm->nr_vma; i++) {
+		const struct mm_vma *v = mm->vma[i];
+		struct mm_vma_info info = {
+			.start = v->start,
+			.end = v->end,
+			.offset = v->obj ? v->pgoff << MM_PAGE_SHIFT : 0,
+			.obj = v->obj ? v->obj->id
+				      : (struct mm_object_id){ MM_OBJ_ANON, 0, 0 },
+			.prot = v->prot,
+			.flags = v->flags,
+			.huge_shift = v->huge_shift,
+			.anon_pages = v->anon != 0,
+			.reason = mm_vma_reason(&w->policy, v),
+		};
+		count_range(mm->pgd, 0, v->start, v->end, false, &info.tables,
+			    &info.shared);
+		int r = fn(&info, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}

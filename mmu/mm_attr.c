@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* mprotect() and madvise(): changing VMAs' attributes, and zapping. */
+#include "mm_internal.h"
+
+/* An attribute change: a new protection and/or flags to set and clear. */
+struct vma_change {
+	bool set_prot;
+	uint32_t prot;
+	uint32_t set, clear;
+};
+
+static bool alters(const struct mm_vma *v, const struct vma_change *ch)
+{
+	return (ch->set_prot && v->prot != ch->prot) ||
+	       ((v->flags | ch->set) & ~ch->clear) != v->flags;
+}
+
+/*
+ * Applies ch to the VMAs of [start, end) it alters, as mprotect_fixup() and
+ * madvise_update_vma() do: VMAs left alone are not split; the changed ones
+ * merge again with their neighbours.  unshare: the patch's
+ * pt_unshare_range() runs first on each changed part.
+ */
+static int modify_range(struct mm_world *w, struct mm_space *mm,
+			uint64_t start, uint64_t end,
+			const struct vma_change *ch, bool unshare)
+{
+	for (size_t j = vma_first_after(mm, start);
+	     unshare && j < mm->nr_vma && mm->vma[j]->start < end; j++)
+		if (alters(mm->vma[j], ch))
+			mm_unshare(w, mm, max_u64(start, mm->vma[j]->start),
+				   min_u64(end, mm->vma[j]->end));
+	struct mm_vma *first = vma_find(mm, start), *last = vma_find(mm, end - 1);
+	if ((first && alters(first, ch) && vma_split(w, mm, start)) ||
+	    (last && alters(last, ch) && vma_split(w, mm, end)))
+		return -ENOMEM;
+	for (size_t j = vma_first_after(mm, start);
+	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
+		struct mm_vma *v = mm->vma[j];
+		if (ch->set_prot)
+			v->prot = ch->prot;
+		v->flags = (v->flags | ch->set) & ~ch->clear;
+	}
+	vma_merge_around(mm, start, end);
+	return 0;
+}
+
+int mm_protect(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
+	       uint32_t prot)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *mm = mm_lookup(w, pid);
+	if (!mm)
+		return -ESRCH;
+	if ((r = mm_check_range(w, addr, len)))
+		return r;
+	if (prot & ~(MM_PROT_READ | MM_PROT_WRITE | MM_PROT_EXEC))
+		return mm_fail(w, -EINVAL, "unknown protection bits %#x", prot);
+	if (!vma_range_mapped(mm, addr, addr + len))
+		return mm_fail(w, -ENOMEM, "[%#llx, %#llx) is not fully mapped",
+			       (unsigned long long)addr,
+			       (unsigned long long)(addr + len));
+	if ((r = vma_check_huge_edges(w, mm, addr, addr + len)))
+		return r;
+	struct vma_change ch = { .set_prot = true, .prot = prot };
+	return modify_range(w, mm, addr, addr + len, &ch, true);
+}
+
+static const struct vma_change fork_advice[MM_ADV_NR] = {
+	[MM_ADV_DONTFORK] = { .set = MM_VMA_DONTFORK },
+	[MM_ADV_DOFORK] = { .clear = MM_VMA_DONTFORK },
+	[MM_ADV_WIPEONFORK] = { .set = MM_VMA_WIPEONFORK },
+	[MM_ADV_KEEPONFORK] = { .clear = MM_VMA_WIPEONFORK },
+};
+
+/* The kernel's checks of an advice against each VMA it meets. */
+static int check_advice(struct mm_world *w, struct mm_space *mm,
+			uint64_t start, uint64_t end, enum mm_advice advice)
+{
+	for (size_t j = vma_first_after(mm, start);
+	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
+		const struct mm_vma *v = mm->vma[j];
+		if (advice == MM_ADV_REMOVE && !v->obj)
+			return mm_fail(w, -EINVAL, "MADV_REMOVE of anonymous "
+				       "memory at %#llx", (unsigned long long)v->start);
+		if (advice == MM_ADV_REMOVE &&
+		    (!(v->flags & MM_VMA_SHARED) || !(v->prot & MM_PROT_WRITE)))
+			return mm_fail(w, -EACCES, "MADV_REMOVE needs a shared "
+				       "writable mapping at %#llx",
+				       (unsigned long long)v->start);
+		if (advice == MM_ADV_WIPEONFORK && v->obj)
+			return mm_fail(w, -EINVAL, "MADV_WIPEONFORK of a mapping "
+				       "that is not private anonymous");
+	}
+	return vma_check_huge_edges(w, mm, start, end);
+}
+
+int mm_advise(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
+	      enum mm_advice advice)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *mm = mm_lookup(w, pid);
+	if (!mm)
+		return -ESRCH;
+	if ((r = mm_check_range(w, addr, len)))
+		return r;
+	if ((unsigned)advice >= MM_ADV_NR)
+		return mm_fail(w, -EINVAL, "unknown advice %d", advice);
+	if ((r = check_advice(w, mm, addr, addr + len, advice)))
+		return r;
+	switch (advice) {
+	case MM_ADV_DONTNEED:
+		return mm_dontneed(w, mm, addr, addr + len);
+	case MM_ADV_REMOVE:
+		return mm_remove(w, mm, addr, addr + len);
+	case MM_ADV_FREE: /* pages stay mapped until reclaim */
+		return 0;
+	default:
+		return modify_range(w, mm, addr, addr + len, &fork_advice[advice],
+				    false);
+	}
+}

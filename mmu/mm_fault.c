@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/* Pages becoming present: faults, and pagemap observations. */
+#include <limits.h>
+
+#include "mm_internal.h"
+
+static unsigned popcount_map(const struct pt_table *t, const uint64_t *mask)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < PT_ENTRIES / 64; i++)
+		n += __builtin_popcountll(t->e[i] & mask[i]);
+	return n;
+}
+
+/*
+ * Makes addr present in mm (huge: as a 2 MiB leaf in a small-page VMA, a
+ * THP).  Returns 1 when it was not present in the table mm uses, 0 when it
+ * was, or -ENOMEM.
+ */
+int mm_populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		uint64_t addr, bool huge)
+{
+	unsigned leaf = vma_leaf_level(v);
+	if (huge && leaf == PT_PTE)
+		leaf = PT_PMD;
+	struct pt_table *t;
+	int r = pt_walk_alloc(w, mm, v, addr, leaf, &t, NULL);
+	if (r)
+		return r < 0 ? r : 0;
+	unsigned i = pt_index(addr, leaf);
+	if (leaf == PT_PTE) {
+		if (pt_test(t, i))
+			return 0;
+		t->e[i / 64] |= 1ULL << (i % 64);
+		return 1;
+	}
+	if (t->e[i])
+		return 0;
+	pt_set_leaf(w, t, i, !v->obj && !v->huge_shift);
+	return 1;
+}
+
+int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *mm = mm_lookup(w, pid);
+	if (!mm)
+		return -ESRCH;
+	struct mm_vma *v = addr < MM_TASK_SIZE ? vma_find(mm, addr) : NULL;
+	if (!v)
+		return mm_fail(w, -EFAULT, "fault at %#llx outside any mapping",
+			       (unsigned long long)addr);
+	if (write ? !(v->prot & MM_PROT_WRITE) : !v->prot)
+		return mm_fail(w, -EACCES, "%s fault at %#llx not allowed by "
+			       "the protection", write ? "write" : "read",
+			       (unsigned long long)addr);
+	/* A write to a private page is a copy-on-write: anon_vma_prepare(). */
+	if (write && !(v->flags & MM_VMA_SHARED) && !v->anon)
+		v->anon = ++w->next_anon;
+	r = mm_populate(w, mm, v, addr, false);
+	if (r > 0)
+		mm->c.faults++;
+	return r;
+}
+
+/* Runs sorted, aligned and inside the window; hugetlb pages whole. */
+static int check_observation(struct mm_world *w, struct mm_space *mm,
+			     uint64_t start, uint64_t end,
+			     const struct mm_run *runs, size_t n)
+{
+	if (end <= start)
+		return mm_fail(w, -EINVAL, "empty observation window");
+	int r = mm_check_range(w, start, end - start);
+	if (r)
+		return r;
+	if ((r = vma_check_huge_edges(w, mm, start, end)))
+		return r;
+	uint64_t prev = start;
+	for (size_t i = 0; i < n; i++) {
+		const struct mm_run *run = &runs[i];
+		uint64_t align = run->huge ? MM_SPAN(PT_PTE) : MM_PAGE_SIZE;
+		if (run->start < prev || run->end <= run->start ||
+		    run->end > end || (run->start | run->end) & (align - 1))
+			return mm_fail(w, -EINVAL,
+				       "run %zu [%#llx, %#llx) is unaligned, "
+				       "unsorted or outside [%#llx, %#llx)", i,
+				       (unsigned long long)run->start,
+				       (unsigned long long)run->end,
+				       (unsigned long long)start,
+				       (unsigned long long)end);
+		prev = run->end;
+	}
+	return 0;
+}
+
+/* A hugetlb VMA: each huge page is present or not as a whole. */
+static int observe_hugetlb(struct mm_world *w, struct mm_space *mm,
+			   struct mm_vma *v, uint64_t lo, uint64_t hi,
+			   const struct mm_run *runs, size_t n, size_t *ri,
+			   uint64_t *newly)
+{
+	uint64_t hsz = 1ULL << v->huge_shift;
+	unsigned leaf = vma_leaf_level(v);
+	for (uint64_t hp = lo; hp < hi; hp += hsz) {
+		while (*ri < n && runs[*ri].end <= hp)
+			(*ri)++;
+		if (*ri < n && runs[*ri].start < hp + hsz) {
+			int r = mm_populate(w, mm, v, hp, false);
+			if (r < 0)
+				return r;
+			*newly += r * (hsz >> MM_PAGE_SHIFT);
+			continue;
+		}
+		bool shared;
+		struct pt_table *t = pt_lookup(mm->pgd, hp, leaf, &shared);
+		unsigned i = pt_index(hp, leaf);
+		if (t && !shared && pt_entry_is_leaf(t->e[i]))
+			pt_clear_entry(w, t, i);
+	}
+	return 0;
+}
+
+/* The 2 MiB span at sb is mapped by one PMD leaf (a THP). */
+static int observe_thp(struct mm_world *w, struct mm_space *mm,
+		       struct mm_vma *v, uint64_t sb, uint64_t *newly)
+{
+	struct pt_table *pmd;
+	int r = pt_walk_alloc(w, mm, v, sb, PT_PMD, &pmd, NULL);
+	if (r)
+		return r < 0 ? r : 0;
+	unsigned i = pt_index(sb, PT_PMD);
+	uint64_t e = pmd->e[i];
+	if (pt_entry_is_leaf(e))
+		return 0;
+	unsigned had = 0;
+	if (e) {
+		static const uint64_t all[PT_ENTRIES / 64] = {
+			~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL
+		};
+		had = popcount_map(pt_entry_table(e), all);
+		/* khugepaged: an anonymous THP keeps the old table as its
+		 * deposit; a file THP's table is freed. */
+		pt_clear_entry(w, pmd, i);
+	}
+	pt_set_leaf(w, pmd, i, !v->obj);
+	*newly += PT_ENTRIES - had;
+	return 0;
+}
+
+/* Small pages of [lo, hi) inside one 2 MiB span: present exactly where
+ * the runs say, except that a shared table is only ever added to. */
+static int observe_small(struct mm_world *w, struct mm_space *mm,
+			 struct mm_vma *v, uint64_t lo, uint64_t hi,
+			 const struct mm_run *runs, size_t n, size_t ri,
+			 uint64_t *newly)
+{
+	uint64_t sb = align_down(lo, MM_SPAN(PT_PTE));
+	unsigned a = (lo - sb) >> MM_PAGE_SHIFT, b = (hi - sb) >> MM_PAGE_SHIFT;
+	uint64_t mask[PT_ENTRIES / 64], obs[PT_ENTRIES / 64] = { 0 };
+	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+		mask[k] = pt_mask_word(a, b, k);
+	for (size_t j = ri; j < n && runs[j].start < hi; j++) {
+		uint64_t rs = max_u64(runs[j].start, lo), re = min_u64(runs[j].end, hi);
+		if (rs >= re)
+			continue;
+		unsigned ra = (rs - sb) >> MM_PAGE_SHIFT, rb = (re - sb) >> MM_PAGE_SHIFT;
+		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+			obs[k] |= pt_mask_word(ra, rb, k);
+	}
+	struct pt_table *pmd = pt_lookup(mm->pgd, sb, PT_PMD, NULL);
+	unsigned i = pt_index(sb, PT_PMD);
+	if (pmd && pt_entry_is_leaf(pmd->e[i]) && pt_split_leaf(w, pmd, i))
+		return -ENOMEM;
+	bool shared = false, want = false;
+	struct pt_table *t = pt_lookup(mm->pgd, sb, PT_PTE, &shared);
+	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+		want |= (obs[k] & ~(t ? t->e[k] : 0)) != 0;
+	if (want) {
+		int r = pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
+		if (r)
+			return r < 0 ? r : 0;
+		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
+			*newly += __builtin_popcountll(obs[k] & ~t->e[k]);
+			t->e[k] |= obs[k];
+		}
+	}
+	if (t && !shared)
+		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+			t->e[k] &= ~(mask[k] & ~obs[k]);
+	return 0;
+}
+
+static int observe_vma(struct mm_world *w, struct mm_space *mm,
+		       struct mm_vma *v, uint64_t lo, uint64_t hi,
+		       const struct mm_run *runs, size_t n, uint64_t *newly)
+{
+	size_t ri = 0;
+	if (v->huge_shift)
+		return observe_hugetlb(w, mm, v, lo, hi, runs, n, &ri, newly);
+	for (uint64_t cb = lo; cb < hi;) {
+		uint64_t sb = align_down(cb, MM_SPAN(PT_PTE));
+		uint64_t ce = min_u64(sb + MM_SPAN(PT_PTE), hi);
+		while (ri < n && runs[ri].end <= cb)
+			ri++;
+		bool thp = ri < n && runs[ri].huge && runs[ri].start <= sb &&
+			   runs[ri].end >= sb + MM_SPAN(PT_PTE) &&
+			   v->start <= sb && sb + MM_SPAN(PT_PTE) <= v->end;
+		int r = thp ? observe_thp(w, mm, v, sb, newly)
+			    : observe_small(w, mm, v, cb, ce, runs, n, ri, newly);
+		if (r)
+			return r;
+		cb = ce;
+	}
+	return 0;
+}
+
+int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
+	       const struct mm_run *runs, size_t nruns)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *mm = mm_lookup(w, pid);
+	if (!mm)
+		return -ESRCH;
+	if ((r = check_observation(w, mm, start, end, runs, nruns)))
+		return r;
+	uint64_t newly = 0;
+	for (size_t i = vma_first_after(mm, start);
+	     i < mm->nr_vma && mm->vma[i]->start < end; i++) {
+		struct mm_vma *v = mm->vma[i];
+		r = observe_vma(w, mm, v, max_u64(start, v->start),
+				min_u64(end, v->end), runs, nruns, &newly);
+		if (r)
+			return r;
+	}
+	mm->c.faults_observed += newly;
+	return newly > INT_MAX ? INT_MAX : (int)newly;
+}

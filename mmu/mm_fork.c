@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* fork(): the child's VMAs, and its tables copied, linked or left to fault. */
+#include <stdlib.h>
+
+#include "mm_internal.h"
+
+struct fork_ctx {
+	struct mm_world *w;
+	struct mm_space *child;
+	struct mm_vma *v;  /* the parent's VMA being duplicated */
+	bool copy;         /* vma_needs_copy(): the kernel copies its tables */
+};
+
+/* The child's table at `level` for addr, allocated along the way. */
+static struct pt_table *child_table(struct fork_ctx *f, uint64_t addr,
+				    unsigned level)
+{
+	struct pt_table *t;
+	return pt_walk_alloc(f->w, f->child, NULL, addr, level, &t, NULL) ? NULL
+									  : t;
+}
+
+/*
+ * Duplicates, within the VMA, the parent's entries of table t (level >= PMD)
+ * whose span starts at tbase.  patch_linked: the posted patch would have
+ * linked a table above (so it would not look below), for the findings.
+ */
+static int fork_table(struct fork_ctx *f, struct pt_table *t, uint64_t tbase,
+		      bool patch_linked)
+{
+	const struct mm_policy *p = &f->w->policy;
+	struct mm_vma *v = f->v;
+	uint64_t esz = MM_ENTRY(t->level);
+	unsigned lo, hi, cl = t->level - 1;
+	pt_entries_in(t, tbase, v->start, v->end, &lo, &hi);
+	for (unsigned i = lo; i <= hi; i++) {
+		uint64_t e = t->e[i], eb = tbase + i * esz;
+		struct pt_table *ct;
+		if (!e)
+			continue;
+		if (pt_entry_is_leaf(e)) {
+			/* copy_huge_pmd() leaves file THPs to refault. */
+			if (!f->copy || (e == PT_LEAF && !v->huge_shift))
+				continue;
+			if (!(ct = child_table(f, eb, t->level)))
+				return -ENOMEM;
+			pt_set_leaf(f->w, ct, i, e == PT_LEAF_DEPOSIT);
+			f->child->c.fork_pages_copied += esz >> MM_PAGE_SHIFT;
+			continue;
+		}
+		struct pt_table *c = pt_entry_table(e);
+		if (p->link_at_fork && mm_shares_level(p, v, eb, cl)) {
+			if (!(ct = child_table(f, eb, t->level)))
+				return -ENOMEM;
+			pt_link(ct, i, c);
+			f->child->c.fork_tables_linked++;
+			continue;
+		}
+		bool patch_links = !patch_linked && p->link_at_fork &&
+				   mm_patch_shares_level(p, v, eb, cl);
+		f->w->findings[MM_FINDING_PRIVATE_ANON] += patch_links;
+		if (cl > PT_PTE) {
+			if (f->copy && !child_table(f, eb, cl))
+				return -ENOMEM;
+			if (fork_table(f, c, eb, patch_linked || patch_links))
+				return -ENOMEM;
+			continue;
+		}
+		if (!f->copy)
+			continue;
+		if (!(ct = child_table(f, eb, PT_PTE)))
+			return -ENOMEM;
+		unsigned a = (max_u64(v->start, eb) - eb) >> MM_PAGE_SHIFT;
+		unsigned b = (min_u64(v->end, eb + esz) - eb) >> MM_PAGE_SHIFT;
+		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
+			uint64_t bits = c->e[k] & pt_mask_word(a, b, k);
+			ct->e[k] |= bits;
+			f->child->c.fork_pages_copied += __builtin_popcountll(bits);
+		}
+	}
+	return 0;
+}
+
+static int fork_vma(struct fork_ctx *f, struct mm_space *parent)
+{
+	struct mm_vma *v = f->v;
+	const struct mm_policy *p = &f->w->policy;
+	/* vma_needs_copy(); a WIPEONFORK VMA comes empty. */
+	f->copy = !(v->flags & MM_VMA_WIPEONFORK) &&
+		  (v->anon || (v->flags & MM_VMA_PFNMAP));
+	if (!f->copy && !(p->link_at_fork &&
+			  mm_vma_reason(p, v) == MM_REASON_SHAREABLE))
+		return 0;
+	return fork_table(f, parent->pgd, 0, false);
+}
+
+int mm_fork(struct mm_world *w, uint32_t ppid, uint32_t cpid)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *parent = mm_lookup(w, ppid);
+	if (!parent)
+		return -ESRCH;
+	if (mm_find(w, cpid))
+		return mm_fail(w, -EEXIST, "process %u already exists", cpid);
+	struct mm_space *child = mm_space_new(w, cpid);
+	if (!child || vma_reserve(w, child, parent->nr_vma))
+		return -ENOMEM;
+	uint64_t before = 0, after = 0;
+	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
+		before += w->tables[l];
+	struct fork_ctx f = { .w = w, .child = child };
+	for (size_t i = 0; i < parent->nr_vma; i++) {
+		struct mm_vma *pv = parent->vma[i], *cv;
+		if (pv->flags & MM_VMA_DONTFORK)
+			continue;
+		if (!(cv = vma_new(w, child, pv)))
+			return -ENOMEM;
+		/* anon_vma_fork(): a fresh anon_vma chained to the parent's. */
+		cv->anon = pv->anon && !(pv->flags & MM_VMA_WIPEONFORK)
+				   ? ++w->next_anon : 0;
+		cv->anon_forked = cv->anon != 0;
+		if (pv->obj)
+			object_link(pv->obj, cv, pv);
+		child->vma[child->nr_vma++] = cv;
+		f.v = pv;
+		if (fork_vma(&f, parent))
+			return -ENOMEM;
+	}
+	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
+		after += w->tables[l];
+	child->c.fork_tables_copied = after - before;
+	return 0;
+}

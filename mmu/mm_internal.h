@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* The model's private types, shared by the files of mmu/. */
+#ifndef PTSHARE_MM_INTERNAL_H
+#define PTSHARE_MM_INTERNAL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ptshare/mm.h"
+#include "ptr_map.h"
+#include "pt_table.h"
+
+struct mm_object {
+	struct mm_object_id id;
+	/* The VMAs mapping this object, world-wide, in mapping order: the
+	 * model's i_mmap, searched for sharers. */
+	struct mm_vma *first, *last;
+};
+
+struct mm_vma {
+	uint64_t start, end;
+	uint64_t pgoff;           /* in pages; anonymous: start >> 12 at creation */
+	struct mm_object *obj;    /* NULL: private anonymous */
+	struct mm_space *mm;
+	uint32_t prot, flags;
+	uint32_t anon;            /* anon_vma identity; 0: no anonymous pages */
+	bool anon_forked;         /* anon_vma inherited at fork (chain not singular) */
+	uint32_t huge_shift;      /* hugetlb page shift, 0 for small pages */
+	struct mm_vma *obj_prev, *obj_next;
+};
+
+struct mm_counters {
+	uint64_t faults, faults_observed;
+	uint64_t fork_tables_copied, fork_pages_copied, fork_tables_linked;
+};
+
+struct mm_space {
+	struct mm_world *w;
+	uint32_t pid;
+	struct pt_table *pgd;
+	struct mm_vma **vma;      /* sorted by start, non-overlapping */
+	size_t nr_vma, cap_vma;
+	struct mm_vma *hint;      /* last VMA found: faults come in runs */
+	struct mm_counters c;
+	struct mm_space *prev, *next; /* creation order */
+};
+
+enum mm_finding_kind {
+	MM_FINDING_EXTRA_LINKS,
+	MM_FINDING_UNSHARE_PAST_END,
+	MM_FINDING_UNSHARE_MISSED,
+	MM_FINDING_PRIVATE_ANON,
+	MM_FINDING_NR
+};
+
+struct mm_world {
+	struct mm_policy policy;
+	struct pt_pool pool;
+	struct ptr_map procs;     /* pid -> mm_space */
+	struct ptr_map objects;   /* mm_object_id -> mm_object */
+	struct mm_space *first, *last;
+	struct mm_space *hint;    /* last process operated on */
+	uint64_t tables[PT_NR_LEVELS]; /* live table pages, deposits included */
+	uint64_t findings[MM_FINDING_NR];
+	uint32_t next_anon;
+	bool poisoned;
+	char err[256];
+};
+
+/* Span helpers: a table at `level` (PT_PGD for the root) has entries of
+ * MM_ENTRY(level) bytes each. */
+#define MM_ENTRY(level) (1ULL << (12 + 9 * (level)))
+static inline unsigned pt_index(uint64_t addr, unsigned level)
+{
+	return (addr >> (12 + 9 * level)) & (PT_ENTRIES - 1);
+}
+/* The entries [*lo, *hi] of t, whose span starts at tbase, meeting
+ * [start, end) (which must meet t's span). */
+static inline void pt_entries_in(const struct pt_table *t, uint64_t tbase,
+				 uint64_t start, uint64_t end, unsigned *lo,
+				 unsigned *hi)
+{
+	uint64_t tend = tbase + MM_ENTRY(t->level) * PT_ENTRIES;
+	*lo = pt_index(start > tbase ? start : tbase, t->level);
+	*hi = pt_index((end < tend ? end : tend) - 1, t->level);
+}
+static inline uint64_t align_down(uint64_t x, uint64_t a) { return x & ~(a - 1); }
+static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* mm_world.c */
+int mm_fail(struct mm_world *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int mm_nomem(struct mm_world *w, const char *what);
+int mm_begin(struct mm_world *w);
+struct mm_space *mm_find(const struct mm_world *w, uint32_t pid);
+struct mm_space *mm_lookup(struct mm_world *w, uint32_t pid);
+struct mm_space *mm_space_new(struct mm_world *w, uint32_t pid);
+int mm_check_range(struct mm_world *w, uint64_t addr, uint64_t len);
+
+/* mm_vma.c: the sorted VMA set of a process */
+size_t vma_first_after(const struct mm_space *mm, uint64_t addr);
+struct mm_vma *vma_find(struct mm_space *mm, uint64_t addr);
+bool vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end);
+bool vma_range_mapped(const struct mm_space *mm, uint64_t start, uint64_t end);
+int vma_reserve(struct mm_world *w, struct mm_space *mm, size_t extra);
+struct mm_vma *vma_new(struct mm_world *w, struct mm_space *mm,
+		       const struct mm_vma *tmpl);
+void vma_insert(struct mm_space *mm, struct mm_vma *v);
+void vma_remove(struct mm_space *mm, size_t idx);
+int vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr);
+void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end);
+int vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
+			 uint64_t start, uint64_t end);
+bool vma_is_anonymous(const struct mm_vma *v);
+unsigned vma_leaf_level(const struct mm_vma *v);
+uint64_t vma_offset(const struct mm_vma *v, uint64_t addr);
+
+/* mm_object.c */
+struct mm_object *object_get(struct mm_world *w, const struct mm_object_id *id);
+void object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after);
+void object_unlink(struct mm_vma *v);
+
+/* mm_walk.c: paths through a process's tables */
+struct pt_table *pt_alloc(struct mm_world *w, unsigned level);
+struct pt_table *pt_lookup(struct pt_table *pgd, uint64_t addr, unsigned level,
+			   bool *shared);
+int pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		  uint64_t addr, unsigned level, struct pt_table **out,
+		  bool *shared);
+void pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child);
+void pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
+		 bool deposit);
+void pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx);
+int pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx);
+
+/* mm_share.c: the policy's sharing rules */
+enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v);
+bool mm_shares_level(const struct mm_policy *p, const struct mm_vma *v,
+		     uint64_t addr, unsigned level);
+bool mm_patch_shares_level(const struct mm_policy *p, const struct mm_vma *v,
+			   uint64_t addr, unsigned level);
+struct pt_table *mm_find_sharer(struct mm_world *w, struct mm_vma *v,
+				uint64_t addr, unsigned level);
+void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		uint64_t end);
+
+/* mm_fault.c */
+int mm_populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		uint64_t addr, bool huge);
+
+/* mm_zap.c */
+int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	   uint64_t end);
+void mm_free_pgtables(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		      uint64_t end);
+int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		uint64_t end);
+void mm_teardown(struct mm_world *w, struct mm_space *mm);
+int mm_dontneed(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		uint64_t end);
+int mm_remove(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	      uint64_t end);
+
+#endif

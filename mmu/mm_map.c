@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* mmap() and munmap(). */
+#include <stdlib.h>
+
+#include "mm_internal.h"
+
+static int check_mapping(struct mm_world *w, const struct mm_mapping *m)
+{
+	int r = mm_check_range(w, m->addr, m->len);
+	if (r)
+		return r;
+	if (m->obj.kind >= MM_OBJ_NR_KINDS)
+		return mm_fail(w, -EINVAL, "unknown object kind %u", m->obj.kind);
+	if ((m->prot & ~(MM_PROT_READ | MM_PROT_WRITE | MM_PROT_EXEC)) ||
+	    (m->flags & ~(MM_VMA_SHARED | MM_VMA_LOCKED | MM_VMA_DONTFORK |
+			  MM_VMA_WIPEONFORK | MM_VMA_PFNMAP)))
+		return mm_fail(w, -EINVAL, "unknown protection or flag bits");
+	if (m->obj.kind == MM_OBJ_ANON && (m->flags & MM_VMA_SHARED))
+		return mm_fail(w, -EINVAL, "shared anonymous memory is a shmem "
+			       "object, not MM_OBJ_ANON");
+	if (m->anon_pages && (m->flags & MM_VMA_SHARED))
+		return mm_fail(w, -EINVAL, "a shared mapping has no anonymous "
+			       "pages");
+	if ((m->flags & MM_VMA_WIPEONFORK) &&
+	    (m->obj.kind != MM_OBJ_ANON))
+		return mm_fail(w, -EINVAL, "only private anonymous memory can "
+			       "be wiped on fork");
+	bool hugetlb = m->obj.kind == MM_OBJ_HUGETLB;
+	if (hugetlb != (m->huge_shift != 0) ||
+	    (hugetlb && m->huge_shift != 21 && m->huge_shift != 30))
+		return mm_fail(w, -EINVAL, "hugetlb mappings, and only they, "
+			       "have a huge page shift of 21 or 30");
+	uint64_t align = hugetlb ? 1ULL << m->huge_shift : MM_PAGE_SIZE;
+	if ((m->addr | m->len | m->offset) & (align - 1))
+		return mm_fail(w, -EINVAL, "mapping at %#llx is not aligned to "
+			       "its page size", (unsigned long long)m->addr);
+	if (m->offset + m->len < m->offset)
+		return mm_fail(w, -EINVAL, "object offset wraps");
+	return 0;
+}
+
+int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *mm = mm_lookup(w, pid);
+	if (!mm)
+		return -ESRCH;
+	uint64_t end = m->addr + m->len;
+	if ((r = check_mapping(w, m)))
+		return r;
+	if (vma_any_in(mm, m->addr, end)) {
+		if (!m->fixed)
+			return mm_fail(w, -EEXIST, "[%#llx, %#llx) overlaps a "
+				       "mapping and is not MAP_FIXED",
+				       (unsigned long long)m->addr,
+				       (unsigned long long)end);
+		if ((r = vma_check_huge_edges(w, mm, m->addr, end)))
+			return r;
+	}
+	struct mm_vma tmpl = {
+		.start = m->addr,
+		.end = end,
+		.pgoff = (m->obj.kind == MM_OBJ_ANON ? m->addr : m->offset) >>
+			 MM_PAGE_SHIFT,
+		.prot = m->prot,
+		.flags = m->flags,
+		.huge_shift = m->huge_shift,
+		.anon = m->anon_pages ? ++w->next_anon : 0,
+	};
+	/* Unmap first: it may free the object this mapping is of. */
+	struct mm_object *o = NULL;
+	struct mm_vma *v;
+	if (mm_do_unmap(w, mm, m->addr, end) ||
+	    (m->obj.kind != MM_OBJ_ANON && !(o = object_get(w, &m->obj))) ||
+	    vma_reserve(w, mm, 1) || !(v = vma_new(w, mm, &tmpl)))
+		return -ENOMEM;
+	if (o)
+		object_link(o, v, NULL);
+	vma_insert(mm, v);
+	vma_merge_around(mm, m->addr, end);
+	return 0;
+}
+
+int mm_unmap(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *mm = mm_lookup(w, pid);
+	if (!mm)
+		return -ESRCH;
+	if ((r = mm_check_range(w, addr, len)) ||
+	    (r = vma_check_huge_edges(w, mm, addr, addr + len)))
+		return r;
+	return mm_do_unmap(w, mm, addr, addr + len);
+}

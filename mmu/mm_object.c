@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* Backing objects and the list of VMAs mapping each (the model's i_mmap). */
+#include <stdlib.h>
+
+#include "mm_internal.h"
+
+static uint64_t object_hash(const struct mm_object_id *id)
+{
+	return ptr_map_hash(ptr_map_hash(id->dev ^ ((uint64_t)id->kind << 56)) ^
+			    id->ino);
+}
+
+static bool object_is(const void *item, const void *key)
+{
+	const struct mm_object_id *a = &((const struct mm_object *)item)->id;
+	const struct mm_object_id *b = key;
+	return a->kind == b->kind && a->dev == b->dev && a->ino == b->ino;
+}
+
+struct mm_object *object_get(struct mm_world *w, const struct mm_object_id *id)
+{
+	uint64_t h = object_hash(id);
+	struct mm_object *o = ptr_map_get(&w->objects, h, object_is, id);
+	if (o)
+		return o;
+	o = calloc(1, sizeof(*o));
+	if (!o || ptr_map_put(&w->objects, h, o)) {
+		free(o);
+		mm_nomem(w, "an object");
+		return NULL;
+	}
+	o->id = *id;
+	return o;
+}
+
+/* Links v after `after` (at the tail when NULL), as dup_mmap() and a split
+ * place the new VMA next to the one it comes from. */
+void object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after)
+{
+	v->obj = o;
+	v->obj_prev = after ? after : o->last;
+	v->obj_next = v->obj_prev ? v->obj_prev->obj_next : o->first;
+	if (v->obj_prev)
+		v->obj_prev->obj_next = v;
+	else
+		o->first = v;
+	if (v->obj_next)
+		v->obj_next->obj_prev = v;
+	else
+		o->last = v;
+}
+
+/* Unlinks an object-backed VMA; the object goes when nothing maps it. */
+void object_unlink(struct mm_vma *v)
+{
+	struct mm_object *o = v->obj;
+	if (!o)
+		return;
+	if (v->obj_prev)
+		v->obj_prev->obj_next = v->obj_next;
+	else
+		o->first = v->obj_next;
+	if (v->obj_next)
+		v->obj_next->obj_prev = v->obj_prev;
+	else
+		o->last = v->obj_prev;
+	v->obj_prev = v->obj_next = NULL;
+	if (!o->first) {
+		ptr_map_del(&v->mm->w->objects, object_hash(&o->id), o);
+		free(o);
+	}
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* Paths through a process's tables: lookup, allocation, linking, freeing. */
+#include "mm_internal.h"
+
+struct pt_table *pt_alloc(struct mm_world *w, unsigned level)
+{
+	struct pt_table *t = pt_pool_get(&w->pool, level);
+	if (!t) {
+		mm_nomem(w, "a table page");
+		return NULL;
+	}
+	w->tables[level]++;
+	return t;
+}
+
+/* Drops one link to t; the last one frees it and drops what it links. */
+static void pt_put(struct mm_world *w, struct pt_table *t)
+{
+	if (--t->share)
+		return;
+	if (t->level != PT_PTE)
+		for (unsigned i = 0; i < PT_ENTRIES && t->nr_tables + t->nr_leaves; i++)
+			if (t->e[i])
+				pt_clear_entry(w, t, i);
+	w->tables[t->level]--;
+	pt_pool_put(&w->pool, t);
+}
+
+void pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child)
+{
+	parent->e[idx] = (uint64_t)(uintptr_t)child;
+	parent->nr_tables++;
+	child->share++;
+}
+
+void pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
+		 bool deposit)
+{
+	t->e[idx] = deposit ? PT_LEAF_DEPOSIT : PT_LEAF;
+	t->nr_leaves++;
+	if (deposit) {
+		t->nr_deposits++;
+		w->tables[PT_PTE]++;
+	}
+}
+
+/* Clears an upper entry: unlinks a table (detaching it when shared, freeing
+ * it when this was its last link) or removes a leaf and its deposit. */
+void pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx)
+{
+	uint64_t e = t->e[idx];
+	t->e[idx] = 0;
+	if (pt_entry_is_table(e)) {
+		t->nr_tables--;
+		pt_put(w, pt_entry_table(e));
+		return;
+	}
+	t->nr_leaves--;
+	if (e == PT_LEAF_DEPOSIT) {
+		t->nr_deposits--;
+		w->tables[PT_PTE]--;
+	}
+}
+
+/*
+ * Splits the 2 MiB leaf at pmd->e[idx] into small pages: an anonymous THP's
+ * deposit becomes its PTE table, every page present; a file leaf is simply
+ * cleared (it refaults), as __split_huge_pmd() does.
+ */
+int pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx)
+{
+	bool deposit = pmd->e[idx] == PT_LEAF_DEPOSIT;
+	pt_clear_entry(w, pmd, idx);
+	if (!deposit)
+		return 0;
+	struct pt_table *pte = pt_alloc(w, PT_PTE);
+	if (!pte)
+		return -ENOMEM;
+	memset(pte->e, 0xff, PT_ENTRIES / 8);
+	pt_link(pmd, idx, pte);
+	return 0;
+}
+
+/* The table at `level` covering addr, without allocating: NULL when a table
+ * above is missing or a leaf maps addr.  *shared: the path is shared. */
+struct pt_table *pt_lookup(struct pt_table *pgd, uint64_t addr, unsigned level,
+			   bool *shared)
+{
+	struct pt_table *t = pgd;
+	bool sh = false;
+	while (t->level > level) {
+		uint64_t e = t->e[pt_index(addr, t->level)];
+		if (!pt_entry_is_table(e))
+			return NULL;
+		t = pt_entry_table(e);
+		sh |= t->share > 1;
+	}
+	if (shared)
+		*shared = sh;
+	return t;
+}
+
+/*
+ * Walks mm's tables down to the one at `level` covering addr, filling in the
+ * missing tables on the way: with a sharer's table where v is given and the
+ * policy shares that level, else with a new one.  *shared tells whether the
+ * path goes through a shared table.  Returns 1 (and no table) when a huge
+ * leaf higher up already maps addr.
+ */
+int pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		  uint64_t addr, unsigned level, struct pt_table **out,
+		  bool *shared)
+{
+	struct pt_table *t = mm->pgd;
+	bool sh = false;
+	while (t->level > level) {
+		unsigned idx = pt_index(addr, t->level);
+		uint64_t e = t->e[idx];
+		if (pt_entry_is_leaf(e))
+			return 1;
+		if (!e) {
+			struct pt_table *c = v ? mm_find_sharer(w, v, addr,
+								t->level - 1)
+					       : NULL;
+			if (!c && !(c = pt_alloc(w, t->level - 1)))
+				return -ENOMEM;
+			pt_link(t, idx, c);
+			e = t->e[idx];
+		}
+		t = pt_entry_table(e);
+		sh |= t->share > 1;
+	}
+	*out = t;
+	if (shared)
+		*shared = sh;
+	return 0;
+}

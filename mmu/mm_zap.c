@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* Taking pages and tables away: zap, free_pgtables, munmap, teardown. */
+#include <stdlib.h>
+
+#include "mm_internal.h"
+
+/* Detaches the shared tables below t meeting [start, end) and clears the
+ * pages of the private ones; a huge leaf partly inside is split first. */
+static int zap_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
+		     uint64_t start, uint64_t end)
+{
+	uint64_t esz = MM_ENTRY(t->level);
+	unsigned lo, hi;
+	pt_entries_in(t, tbase, start, end, &lo, &hi);
+	for (unsigned i = lo; i <= hi; i++) {
+		uint64_t e = t->e[i], eb = tbase + i * esz;
+		if (pt_entry_is_leaf(e)) {
+			if (start <= eb && eb + esz <= end) {
+				pt_clear_entry(w, t, i);
+				continue;
+			}
+			if (pt_split_leaf(w, t, i))
+				return -ENOMEM;
+			e = t->e[i];
+		}
+		if (!pt_entry_is_table(e))
+			continue;
+		struct pt_table *c = pt_entry_table(e);
+		if (c->share > 1) {
+			pt_clear_entry(w, t, i);
+		} else if (c->level == PT_PTE) {
+			unsigned a = (max_u64(start, eb) - eb) >> MM_PAGE_SHIFT;
+			unsigned b = (min_u64(end, eb + esz) - eb) >> MM_PAGE_SHIFT;
+			for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+				c->e[k] &= ~pt_mask_word(a, b, k);
+		} else if (zap_table(w, c, eb, start, end)) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	   uint64_t end)
+{
+	return zap_table(w, mm->pgd, 0, start, end);
+}
+
+/* free_pgtables(): the tables meeting [start, end) whose whole span holds
+ * no VMA any more go, top-down; shared ones are only detached. */
+static void free_table(struct mm_world *w, struct mm_space *mm,
+		       struct pt_table *t, uint64_t tbase, uint64_t start,
+		       uint64_t end)
+{
+	uint64_t esz = MM_ENTRY(t->level);
+	unsigned lo, hi;
+	pt_entries_in(t, tbase, start, end, &lo, &hi);
+	for (unsigned i = lo; i <= hi; i++) {
+		uint64_t e = t->e[i], eb = tbase + i * esz;
+		if (!pt_entry_is_table(e))
+			continue;
+		struct pt_table *c = pt_entry_table(e);
+		if (!vma_any_in(mm, eb, eb + esz))
+			pt_clear_entry(w, t, i);
+		else if (c->share == 1 && c->level > PT_PTE)
+			free_table(w, mm, c, eb, start, end);
+	}
+}
+
+void mm_free_pgtables(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		      uint64_t end)
+{
+	free_table(w, mm, mm->pgd, 0, start, end);
+}
+
+/* munmap() of [start, end), validated by the caller. */
+int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		uint64_t end)
+{
+	if (!vma_any_in(mm, start, end))
+		return 0;
+	if (vma_split(w, mm, start) || vma_split(w, mm, end) ||
+	    mm_zap(w, mm, start, end))
+		return -ENOMEM;
+	size_t i = vma_first_after(mm, start);
+	while (i < mm->nr_vma && mm->vma[i]->start < end) {
+		struct mm_vma *v = mm->vma[i];
+		vma_remove(mm, i);
+		object_unlink(v);
+		free(v);
+	}
+	mm_free_pgtables(w, mm, start, end);
+	return 0;
+}
+
+void mm_teardown(struct mm_world *w, struct mm_space *mm)
+{
+	for (unsigned i = 0; i < PT_ENTRIES; i++)
+		if (mm->pgd->e[i])
+			pt_clear_entry(w, mm->pgd, i);
+	for (size_t i = 0; i < mm->nr_vma; i++) {
+		object_unlink(mm->vma[i]);
+		free(mm->vma[i]);
+	}
+	mm->nr_vma = 0;
+	mm->hint = NULL;
+}
+
+/* MADV_DONTNEED: zap each VMA's part, then free the PTE tables whose whole
+ * span the zap emptied within one VMA (CONFIG_PT_RECLAIM). */
+int mm_dontneed(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		uint64_t end)
+{
+	for (size_t j = vma_first_after(mm, start);
+	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
+		uint64_t lo = max_u64(start, mm->vma[j]->start);
+		uint64_t hi = min_u64(end, mm->vma[j]->end);
+		if (mm_zap(w, mm, lo, hi))
+			return -ENOMEM;
+		uint64_t span = MM_SPAN(PT_PTE);
+		for (uint64_t sb = align_down(lo + span - 1, span); sb + span <= hi;
+		     sb += span) {
+			struct pt_table *pmd = pt_lookup(mm->pgd, sb, PT_PMD, NULL);
+			unsigned i = pt_index(sb, PT_PMD);
+			if (pmd && pt_entry_is_table(pmd->e[i]))
+				pt_clear_entry(w, pmd, i);
+		}
+	}
+	return 0;
+}
+
+/* MADV_REMOVE: a hole punched in the object is zapped in every VMA of every
+ * process mapping it (unmap_mapping_range()); no table is freed. */
+int mm_remove(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	      uint64_t end)
+{
+	for (size_t j = vma_first_after(mm, start);
+	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
+		struct mm_vma *v = mm->vma[j];
+		uint64_t lo = vma_offset(v, max_u64(start, v->start));
+		uint64_t hi = lo + (min_u64(end, v->end) - max_u64(start, v->start));
+		for (struct mm_vma *s = v->obj->first; s; s = s->obj_next) {
+			uint64_t soff = s->pgoff << MM_PAGE_SHIFT;
+			uint64_t a = max_u64(lo, soff);
+			uint64_t b = min_u64(hi, soff + (s->end - s->start));
+			if (a < b && mm_zap(w, s->mm, s->start + (a - soff),
+					    s->start + (b - soff)))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}

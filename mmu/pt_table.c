@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+#include "pt_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#define CHUNK_BYTES (256u << 10)
+
+static void class_init(struct pt_pool_class *c, size_t size)
+{
+	*c = (struct pt_pool_class){ .size = (size + 15) & ~(size_t)15 };
+}
+
+static void class_destroy(struct pt_pool_class *c)
+{
+	void *chunk = c->chunks;
+	while (chunk) {
+		UNPOISON(chunk, CHUNK_BYTES);
+		void *next = *(void **)chunk;
+		free(chunk);
+		chunk = next;
+	}
+	c->chunks = c->free = NULL;
+}
+
+/* A chunk starts with the link to the next chunk; objects follow. */
+static int class_grow(struct pt_pool_class *c)
+{
+	char *chunk = malloc(CHUNK_BYTES);
+	if (!chunk)
+		return -1;
+	*(void **)chunk = c->chunks;
+	c->chunks = chunk;
+	c->chunk_bytes += CHUNK_BYTES;
+	for (size_t off = 16; off + c->size <= CHUNK_BYTES; off += c->size) {
+		*(void **)(chunk + off) = c->free;
+		c->free = chunk + off;
+		POISON(chunk + off, c->size);
+	}
+	return 0;
+}
+
+static void *class_get(struct pt_pool_class *c)
+{
+	if (!c->free && class_grow(c))
+		return NULL;
+	void *obj = c->free;
+	UNPOISON(obj, c->size);
+	c->free = *(void **)obj;
+	memset(obj, 0, c->size);
+	c->live++;
+	return obj;
+}
+
+static void class_put(struct pt_pool_class *c, void *obj)
+{
+	*(void **)obj = c->free;
+	c->free = obj;
+	c->live--;
+	POISON(obj, c->size);
+}
+
+void pt_pool_init(struct pt_pool *p)
+{
+	class_init(&p->pte, sizeof(struct pt_table) + PT_ENTRIES / 8);
+	class_init(&p->upper, sizeof(struct pt_table) + PT_ENTRIES * 8);
+}
+
+void pt_pool_destroy(struct pt_pool *p)
+{
+	class_destroy(&p->pte);
+	class_destroy(&p->upper);
+}
+
+struct pt_table *pt_pool_get(struct pt_pool *p, unsigned level)
+{
+	struct pt_table *t = class_get(level ? &p->upper : &p->pte);
+	if (t)
+		t->level = level;
+	return t;
+}
+
+void pt_pool_put(struct pt_pool *p, struct pt_table *t)
+{
+	class_put(t->level ? &p->upper : &p->pte, t);
+}
+
+size_t pt_pool_bytes(const struct pt_pool *p)
+{
+	return p->pte.chunk_bytes + p->upper.chunk_bytes;
+}
