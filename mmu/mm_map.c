@@ -25,12 +25,14 @@ static int check_mapping(struct mm_world *w, const struct mm_mapping *m)
 	    (m->obj.kind != MM_OBJ_ANON))
 		return mm_fail(w, -EINVAL, "only private anonymous memory can "
 			       "be wiped on fork");
-	bool hugetlb = m->obj.kind == MM_OBJ_HUGETLB;
-	if (hugetlb != (m->huge_shift != 0) ||
-	    (hugetlb && m->huge_shift != 21 && m->huge_shift != 30))
-		return mm_fail(w, -EINVAL, "hugetlb mappings, and only they, "
-			       "have a huge page shift of 21 or 30");
-	uint64_t align = hugetlb ? 1ULL << m->huge_shift : MM_PAGE_SIZE;
+	/* hugetlbfs files have huge pages; so may SysV segments (SHM_HUGETLB). */
+	if ((m->obj.kind == MM_OBJ_HUGETLB && !m->huge_shift) ||
+	    (m->huge_shift && ((m->obj.kind != MM_OBJ_HUGETLB &&
+				m->obj.kind != MM_OBJ_SYSV) ||
+			       (m->huge_shift != 21 && m->huge_shift != 30))))
+		return mm_fail(w, -EINVAL, "a huge page shift of 21 or 30 goes "
+			       "with hugetlb files and SysV segments only");
+	uint64_t align = m->huge_shift ? 1ULL << m->huge_shift : MM_PAGE_SIZE;
 	if ((m->addr | m->len | m->offset) & (align - 1))
 		return mm_fail(w, -EINVAL, "mapping at %#llx is not aligned to "
 			       "its page size", (unsigned long long)m->addr);

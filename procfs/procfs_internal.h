@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the files of procfs/; not part of the public API. */
+#ifndef PTSHARE_PROCFS_INTERNAL_H
+#define PTSHARE_PROCFS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptshare/procfs.h"
+
+/*
+ * Grows array (cap elements of size elem) to hold need elements: the array,
+ * perhaps moved, or NULL (and array untouched) when memory is short.
+ */
+void *procfs_grow(void *array, size_t *cap, size_t need, size_t elem);
+
+/* The shift of a power of two (a page size); 0 for 0. */
+static inline uint32_t procfs_log2(uint64_t v)
+{
+	return v ? 63 - (uint32_t)__builtin_clzll(v) : 0;
+}
+
+/* Opens /proc/PID/NAME read-only; a vanished /proc/PID gives -ESRCH. */
+int procfs_open(int pid, const char *name);
+
+/*
+ * Reads fd from where it is to its end into t.  check_mm: fd is a maps-like
+ * file, which the kernel ends early (a short, clean EOF) once the address
+ * space it was opened on is gone; such a truncated read gives -ESRCH.
+ */
+int procfs_read_fd(int fd, struct procfs_text *t, bool check_mm);
+int procfs_read_file(int pid, const char *name, struct procfs_text *t,
+		     bool check_mm);
+/* A copy of len bytes of text, NUL-terminated. */
+int procfs_text_set(struct procfs_text *t, const char *text, size_t len);
+
+/* A cursor over one line of text; parse functions advance it. */
+struct procfs_cursor {
+	const char *p;
+	const char *end;
+};
+
+bool procfs_parse_hex(struct procfs_cursor *c, uint64_t *out);
+bool procfs_parse_dec(struct procfs_cursor *c, uint64_t *out);
+bool procfs_parse_char(struct procfs_cursor *c, char ch);
+void procfs_skip_blanks(struct procfs_cursor *c);
+/* The next line of [*pos, end) without its newline; false at the end. */
+bool procfs_next_line(const char **pos, const char *end,
+		      struct procfs_cursor *line);
+/* If line starts with "key:", moves past it and the blanks after it. */
+bool procfs_parse_key(struct procfs_cursor *line, const char *key);
+
+/* The entry for a device, or NULL. */
+const struct procfs_fs *procfs_fs_find(const struct procfs_fs_table *t,
+				       uint64_t dev);
+/* Kind, huge page size and special name of a parsed mapping. */
+void procfs_classify(struct procfs_vma *v, const struct procfs_fs_table *fs);
+/* An smaps field line ("Rss:  4 kB", "VmFlags: rd wr"); fields ptshare
+ * does not use are skipped.  -EPROTO for a malformed value. */
+int procfs_smaps_field(struct procfs_cursor *line, struct procfs_smaps *s);
+
+/* Appends a populated range, merging it into the last run when it can. */
+int procfs_runs_append(struct procfs_runs *r, uint64_t start, uint64_t end,
+		       bool huge, uint8_t pages);
+/* Fallback of procfs_scan: the 8-byte entries of /proc/PID/pagemap. */
+int procfs_scan_entries(int fd, uint64_t start, uint64_t end, bool file,
+			struct procfs_runs *out);
+
+#endif

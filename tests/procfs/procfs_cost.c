@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What reading /proc costs on this machine: maps against smaps for every
+ * process, VmPTE, and PAGEMAP_SCAN against 8-byte pagemap entries on a
+ * child with 1 GiB populated.  The figures in docs/procfs.md come from it
+ * (built without sanitizers).  Not a test: it asserts nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "ptshare/procfs.h"
+#include "subject.h"
+
+#define REPEAT 9
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median time of REPEAT calls of one reading, or a negative errno. */
+struct reading {
+	int (*fn)(const struct reading *r);
+	int pid;
+	int fd;
+	unsigned flags;
+	uint64_t start, end;
+	struct procfs_maps *maps;
+	struct procfs_runs *runs;
+};
+
+static double median_us(const struct reading *r, int *err)
+{
+	double t[REPEAT];
+
+	for (int i = 0; i < REPEAT; i++) {
+		double t0 = now_us();
+		*err = r->fn(r);
+		t[i] = now_us() - t0;
+		if (*err)
+			return 0;
+	}
+	qsort(t, REPEAT, sizeof(t[0]), cmp_double);
+	return t[REPEAT / 2];
+}
+
+static int read_maps(const struct reading *r)
+{
+	return procfs_maps_read(r->pid, NULL, r->flags, r->maps);
+}
+
+static int read_vmpte(const struct reading *r)
+{
+	uint64_t kb;
+
+	return procfs_vmpte_kb(r->pid, &kb);
+}
+
+static int scan(const struct reading *r)
+{
+	return procfs_scan(r->fd, r->start, r->end, r->flags, r->runs);
+}
+
+static void all_processes(void)
+{
+	struct procfs_pids pids = { 0 };
+	struct procfs_maps m = { 0 };
+	double sum_maps = 0, sum_smaps = 0, sum_vmpte = 0;
+	int n = 0, err;
+
+	if (procfs_list_pids(&pids) < 0)
+		return;
+	printf("%8s %6s %10s %10s %10s %6s\n", "pid", "vmas", "maps_us",
+	       "smaps_us", "vmpte_us", "ratio");
+	for (size_t i = 0; i < pids.n; i++) {
+		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL };
+		double tm = median_us(&r, &err);
+		size_t vmas = m.n;
+		if (err || !vmas)
+			continue;
+		r.flags = PROCFS_MAPS_SMAPS;
+		double ts = median_us(&r, &err);
+		if (err)
+			continue;
+		r.fn = read_vmpte;
+		double tv = median_us(&r, &err);
+		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f\n", pids.pids[i], vmas,
+		       tm, ts, tv, ts / tm);
+		sum_maps += tm;
+		sum_smaps += ts;
+		sum_vmpte += tv;
+		n++;
+	}
+	printf("%d processes: maps %.0f us, smaps %.0f us (x%.1f), VmPTE %.1f us each\n",
+	       n, sum_maps, sum_smaps, sum_smaps / sum_maps, sum_vmpte / n);
+	procfs_maps_free(&m);
+	procfs_pids_free(&pids);
+}
+
+#define BIG_BASE 0x300000000000UL
+#define BIG_SIZE (1UL << 30)
+
+static int populate_big(void *arg)
+{
+	void *p = mmap((void *)BIG_BASE, BIG_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	/* Small pages: the PTE tables exist, as without THP. */
+	if (madvise(p, BIG_SIZE, MADV_NOHUGEPAGE) ||
+	    madvise(p, BIG_SIZE, MADV_POPULATE_WRITE))
+		return -errno;
+	return 0;
+}
+
+static void big_child(void)
+{
+	struct subject s;
+	struct procfs_maps m = { 0 };
+	struct procfs_runs runs = { 0 };
+	int err;
+
+	if (subject_start(&s) || subject_run(&s, populate_big, NULL, 0)) {
+		printf("no child with 1 GiB\n");
+		return;
+	}
+	int fd = procfs_pagemap_open(s.pid);
+	struct reading r = { scan, s.pid, fd, 0, BIG_BASE, BIG_BASE + BIG_SIZE, &m, &runs };
+	printf("child with 1 GiB populated in 4 KiB pages (median of %d):\n", REPEAT);
+	static const struct {
+		const char *what;
+		unsigned flags;
+		uint64_t start, end;
+	} scans[] = {
+		{ "PAGEMAP_SCAN of the 1 GiB", 0, BIG_BASE, BIG_BASE + BIG_SIZE },
+		{ "  the same, PROCFS_SCAN_NO_FILE", PROCFS_SCAN_NO_FILE, BIG_BASE,
+		  BIG_BASE + BIG_SIZE },
+		{ "pagemap entries of the 1 GiB", PROCFS_SCAN_PAGEMAP_ENTRIES, BIG_BASE,
+		  BIG_BASE + BIG_SIZE },
+		{ "PAGEMAP_SCAN of 64 GiB empty", 0, 0x100000000000UL,
+		  0x100000000000UL + (64UL << 30) },
+		{ "PAGEMAP_SCAN of all 128 TiB", 0, MM_PAGE_SIZE, MM_TASK_SIZE },
+		{ "  the same, PROCFS_SCAN_NO_FILE", PROCFS_SCAN_NO_FILE, MM_PAGE_SIZE,
+		  MM_TASK_SIZE },
+	};
+	for (size_t i = 0; i < sizeof(scans) / sizeof(scans[0]); i++) {
+		r.flags = scans[i].flags;
+		r.start = scans[i].start;
+		r.end = scans[i].end;
+		double us = median_us(&r, &err);
+		printf("  %-34s %10.1f us (%zu runs)\n", scans[i].what, us, runs.n);
+	}
+	r.fn = read_maps;
+	r.flags = 0;
+	printf("  %-34s %10.1f us\n", "maps", median_us(&r, &err));
+	r.flags = PROCFS_MAPS_SMAPS;
+	printf("  %-34s %10.1f us\n", "smaps", median_us(&r, &err));
+	r.fn = read_vmpte;
+	printf("  %-34s %10.1f us\n", "VmPTE", median_us(&r, &err));
+	close(fd);
+	procfs_runs_free(&runs);
+	procfs_maps_free(&m);
+	subject_stop(&s);
+}
+
+#define MANY_PAGES 60000UL
+
+/* One mapping per page: alternate protections keep them apart. */
+static int map_many(void *arg)
+{
+	char *p = mmap((void *)BIG_BASE, MANY_PAGES * MM_PAGE_SIZE, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	for (unsigned long i = 1; i < MANY_PAGES; i += 2)
+		if (mprotect(p + i * MM_PAGE_SIZE, MM_PAGE_SIZE, PROT_NONE))
+			return -errno;
+	return 0;
+}
+
+static void many_child(void)
+{
+	struct subject s;
+	struct procfs_maps m = { 0 };
+	int err;
+
+	if (subject_start(&s) || subject_run(&s, map_many, NULL, 0)) {
+		printf("no child with %lu mappings\n", MANY_PAGES);
+		return;
+	}
+	struct reading r = { read_maps, s.pid, -1, 0, 0, 0, &m, NULL };
+	double maps = median_us(&r, &err);
+	printf("child with %zu mappings: maps %.0f us (%zu bytes)", m.n, maps,
+	       m.text.len);
+	r.flags = PROCFS_MAPS_SMAPS;
+	double smaps = median_us(&r, &err);
+	printf(", smaps %.0f us (%zu bytes)\n", smaps, m.text.len);
+	procfs_maps_free(&m);
+	subject_stop(&s);
+}
+
+int main(void)
+{
+	all_processes();
+	big_child();
+	many_child();
+	return 0;
+}
