@@ -122,9 +122,11 @@ struct mm_mapping sc_fixed(struct mm_mapping m)
 #define SC_MAX_PROCS 16
 #define SC_MAX_VMAS 64
 
-static const char *const finding_names[3] = {
+#define SC_NFINDINGS 4
+static const char *const finding_names[SC_NFINDINGS] = {
 	"fault-search-extra-links",
 	"unshare-past-end",
+	"unshare-misses-table",
 	"private-anon-pages-shared",
 };
 
@@ -132,7 +134,7 @@ struct sc_snap {
 	int nproc;
 	struct mm_proc_stats proc[SC_MAX_PROCS];
 	struct mm_world_totals tot;
-	uint64_t findings[3];
+	uint64_t findings[SC_NFINDINGS];
 	size_t nvma[SC_MAX_PROCS];
 	struct mm_vma_info vma[SC_MAX_PROCS][SC_MAX_VMAS];
 };
@@ -152,14 +154,14 @@ static int collect_vma(const struct mm_vma_info *vma, void *arg)
 	return 0;
 }
 
-static void findings_of(struct mm_world *w, uint64_t out[3])
+static void findings_of(struct mm_world *w, uint64_t out[SC_NFINDINGS])
 {
 	struct mm_finding f[16];
 	size_t n = mm_world_findings(w, f, 16);
 
-	memset(out, 0, 3 * sizeof(out[0]));
+	memset(out, 0, SC_NFINDINGS * sizeof(out[0]));
 	for (size_t i = 0; i < n && i < 16; i++)
-		for (unsigned k = 0; k < 3; k++)
+		for (unsigned k = 0; k < SC_NFINDINGS; k++)
 			if (f[i].name && !strcmp(f[i].name, finding_names[k]))
 				out[k] = f[i].count;
 }
@@ -669,17 +671,18 @@ void sc_pss_(const char *file, int line, struct sc *s, unsigned mask,
 }
 
 void sc_findings_(const char *file, int line, struct sc *s, unsigned mask,
-		  uint64_t extra_links, uint64_t past_end,
+		  uint64_t extra_links, uint64_t past_end, uint64_t missed,
 		  uint64_t anon_shared)
 {
-	const uint64_t want[3] = { extra_links, past_end, anon_shared };
+	const uint64_t want[SC_NFINDINGS] = { extra_links, past_end, missed,
+					      anon_shared };
 	bool ok = true;
 
 	FOR_WORLDS(s, mask, i) {
-		uint64_t got[3];
+		uint64_t got[SC_NFINDINGS];
 
 		findings_of(s->w[i], got);
-		for (unsigned k = 0; k < 3; k++)
+		for (unsigned k = 0; k < SC_NFINDINGS; k++)
 			ok &= expect_u64(file, line, s, i, 0, finding_names[k],
 					 got[k], want[k]);
 	}

@@ -155,8 +155,8 @@ void sc_observe_(const char *file, int line, struct sc *s, uint32_t pid,
 /* also checks that linked[] is the sum of the processes' tables[] */
 #define sc_distinct(s, mask, pte, pmd, pud) sc_distinct_(SC_AT, s, mask, pte, pmd, pud)
 #define sc_pss(s, mask, pid, bytes) sc_pss_(SC_AT, s, mask, pid, bytes)
-#define sc_findings(s, mask, extra_links, past_end, anon_shared) \
-	sc_findings_(SC_AT, s, mask, extra_links, past_end, anon_shared)
+#define sc_findings(s, mask, extra_links, past_end, missed, anon_shared) \
+	sc_findings_(SC_AT, s, mask, extra_links, past_end, missed, anon_shared)
 #define sc_nprocs(s, mask, n) sc_nprocs_(SC_AT, s, mask, n)
 #define sc_gone(s, mask, pid) sc_gone_(SC_AT, s, mask, pid)
 #define sc_vmas(s, mask, pid, ...)                                            \
@@ -189,7 +189,7 @@ void sc_distinct_(const char *file, int line, struct sc *s, unsigned mask,
 void sc_pss_(const char *file, int line, struct sc *s, unsigned mask,
 	     uint32_t pid, double bytes);
 void sc_findings_(const char *file, int line, struct sc *s, unsigned mask,
-		  uint64_t extra_links, uint64_t past_end,
+		  uint64_t extra_links, uint64_t past_end, uint64_t missed,
 		  uint64_t anon_shared);
 void sc_nprocs_(const char *file, int line, struct sc *s, unsigned mask,
 		uint64_t n);

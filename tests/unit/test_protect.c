@@ -106,7 +106,7 @@ static void protect_splits_file_leaf(void **state)
 	sc_fault(s, 1, BASE, RD, ALL(1)); /* the leaf was cleared */
 	sc_tables(s, W_ALL, 1, 1, 1, 1);
 	sc_faults(s, W_ALL, 1, 1, 512);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 int main(void)

@@ -68,7 +68,7 @@ static void share_at_fault_same_range(void **state)
 	sc_reason(s, W_LINUX, 1, BASE, MM_REASON_POLICY_SHARES_NOTHING);
 	sc_reason(s, W_FSHARE, 1, BASE, MM_REASON_SHAREABLE);
 	sc_reason(s, W_HPMD, 1, BASE, MM_REASON_NOT_HUGETLB_SHARED);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* fork links at the highest level the VMA covers: a whole aligned 1 GiB,
@@ -114,7 +114,7 @@ static void share_at_fork_pmd(void **state)
 	sc_faults(s, W_FSHARE, 1, 2, 0);
 	sc_faults(s, W_NOFSHARE, 2, 2, 0);
 	sc_faults(s, W_FSHARE, 2, 1, 0);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* A VMA covering whole 2 MiB spans but no whole 1 GiB links PTE tables;
@@ -146,7 +146,7 @@ static void share_at_fork_pte_partial_span(void **state)
 	sc_shared(s, W_FSHARE, 2, 2, 0, 0);
 	sc_distinct(s, W_NOFSHARE, 5, 2, 2);
 	sc_distinct(s, W_FSHARE, 4, 2, 2);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* A private read-only file mapping without anon pages is shareable. */
@@ -170,7 +170,7 @@ static void share_private_readonly_file(void **state)
 	sc_distinct(s, W_FSHARE, 1, 3, 3);
 	sc_distinct(s, W_NOFSHARE, 2, 2, 2);
 	sc_fault(s, 3, BASE, RD, RC(1, 0, 0, 1));
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* ------------------------------------------------------------- scope */
@@ -328,7 +328,7 @@ static void share_detach_dontneed_unmap(void **state)
 	sc_faults(s, W_FSHARE, 1, 2, 0);
 	sc_faults(s, W_NOFSHARE, 2, 3, 0);
 	sc_faults(s, W_FSHARE, 2, 1, 0);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* exit detaches; the child keeps the parent's pages in the PMD page it
@@ -349,7 +349,7 @@ static void share_detach_exit(void **state)
 	sc_pss(s, W_ALL, 2, 3 * 4096.0);
 	sc_fault(s, 2, BASE, RD, RC(1, 0, 0, 1));
 	sc_fault(s, 2, BASE + PG, RD, ALL(0));
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* protect of a shareable VMA detaches its shared tables first; with the
@@ -387,7 +387,7 @@ static void share_unshare_on_protect(void **state)
 	sc_distinct(s, W_FSHARE, 3, 2, 2);
 	sc_faults(s, W_NOFSHARE, 2, 2, 0);
 	sc_faults(s, W_FSHARE, 2, 1, 0);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /*
@@ -426,7 +426,7 @@ static void share_unshare_on_remap_move(void **state)
 	sc_distinct(s, W_NOFSHARE, 4, 2, 2);
 	sc_distinct(s, W_MCC, 3, 2, 2);
 	sc_distinct(s, W_ASLR, 2, 2, 2);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /*
@@ -456,7 +456,7 @@ static void share_remap_grow_in_place_keeps_links(void **state)
 	sc_tables(s, W_ALL, 2, 2, 1, 1);
 	sc_distinct(s, W_NOFSHARE, 3, 2, 2);
 	sc_distinct(s, W_FSHARE, 2, 2, 2);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* An observation links like a fault; a scan of one process does not clear
@@ -479,7 +479,7 @@ static void share_observe(void **state)
 	sc_tables(s, W_ALL, 2, 1, 1, 1);
 	sc_fault(s, 1, BASE + PG, RD, ALL(0));
 	sc_fault(s, 2, BASE, RD, RC(1, 0, 0, 1)); /* cleared only if private */
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* ------------------------------------------------------------ PUD level */
@@ -542,7 +542,7 @@ static void share_pud_level(void **state)
 	sc_faults(s, W_FSHARE | W_EXTRA, 1, 2, 0);
 	sc_faults(s, W_NOFSHARE, 2, 2, 0);
 	sc_faults(s, W_FSHARE | W_EXTRA, 2, 1, 0);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* -------------------------------------------------------- aslr-tolerant */
@@ -588,7 +588,7 @@ static void aslr_object_slot(void **state)
 	sc_distinct(s, W_ASLR, 3, 4, 4);
 	sc_pss(s, W_MCC, 1, 3 * 4096.0 + 2048.0);
 	sc_pss(s, W_MCC, 4, 2 * 4096.0 + 2048.0);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* ---------------------------------------------------------- hugetlb-pmd */
@@ -642,7 +642,7 @@ static void hugetlb_pmd_share(void **state)
 	sc_shared(s, W_ASLR | W_HPMD, 1, 0, 1, 0);
 	sc_distinct(s, W_LINUX | W_MCC, 0, 3, 3);
 	sc_distinct(s, W_ASLR | W_HPMD, 0, 2, 3);
-	sc_findings(s, W_ALL, 0, 0, 0);
+	sc_findings(s, W_ALL, 0, 0, 0, 0);
 }
 
 /* hugetlb-pmd does not link at fork: the child links at its first fault. */
