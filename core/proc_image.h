@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* A live process as /proc shows it, read consistently, and put into the
+ * model: its mappings, then its populated pages. */
+#ifndef PTSHARE_PROC_IMAGE_H
+#define PTSHARE_PROC_IMAGE_H
+
+#include "ptshare/procfs.h"
+#include "worlds.h"
+
+struct proc_image {
+	struct procfs_status status;
+	struct procfs_maps maps;
+	struct procfs_runs runs;
+	bool *anon_pages; /* per mapping: holds anonymous pages (anon_vma) */
+	/* VmPTE did not change while maps and pagemap were read (after a few
+	 * tries): the model and the kernel describe the same moment. */
+	bool stable;
+};
+
+/*
+ * Reads pid.  -ENODATA for a process without an address space (kernel
+ * thread, zombie); -ESRCH when it exits meanwhile; -EACCES/-EPERM when the
+ * caller may not read it.
+ */
+int proc_image_read(int pid, const struct procfs_fs_table *fs,
+		    struct proc_image *img);
+void proc_image_free(struct proc_image *img);
+
+/* Creates the process in every world, maps its VMAs and observes its pages.
+ * On a model error, returns it with the world's message in err. */
+int proc_image_load(struct worlds *ws, const struct proc_image *img, char *err,
+		    size_t errlen);
+
+#endif

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/* Building the report from the worlds. */
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *report_kind_name(enum mm_obj_kind kind)
+{
+	static const char *const names[MM_OBJ_NR_KINDS] = {
+		[MM_OBJ_ANON] = "anon", [MM_OBJ_FILE] = "file",
+		[MM_OBJ_SHMEM] = "shmem", [MM_OBJ_SYSV] = "sysv",
+		[MM_OBJ_HUGETLB] = "hugetlb",
+	};
+	return kind < MM_OBJ_NR_KINDS ? names[kind] : "?";
+}
+
+const char *report_policy_label(const struct mm_policy *p, char *buf,
+				size_t len)
+{
+	static const char *const level[PT_NR_LEVELS] = { "pte", "pmd", "pud" };
+	struct mm_policy builtin;
+	char err[8];
+	if (mm_policy_parse(p->name, &builtin, err, sizeof(err)) ||
+	    builtin.levels == p->levels)
+		return p->name;
+	size_t n = (size_t)snprintf(buf, len, "%s:", p->name);
+	for (unsigned l = 0; l < PT_NR_LEVELS && n < len; l++)
+		if (p->levels & (1u << l))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s",
+					      buf[n - 1] == ':' ? "" : "+", level[l]);
+	return buf;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct report_row *)a)->proc->pid;
+	uint32_t y = ((const struct report_row *)b)->proc->pid;
+	return (x > y) - (x < y);
+}
+
+static struct report_row *row_of(struct report *r, uint32_t pid)
+{
+	struct report_proc key = { .pid = pid };
+	struct report_row k = { .proc = &key };
+	return bsearch(&k, r->rows, r->nrows, sizeof(k), by_pid);
+}
+
+static int fill_rows(struct report *r)
+{
+	const struct report_input *in = r->in;
+	r->rows = calloc(in->nprocs ? in->nprocs : 1, sizeof(*r->rows));
+	struct mm_proc_stats *s = calloc(in->nprocs ? in->nprocs : 1, sizeof(*s));
+	if (!r->rows || !s) {
+		free(s);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < in->nprocs; i++)
+		r->rows[i].proc = &in->procs[i];
+	r->nrows = in->nprocs;
+	qsort(r->rows, r->nrows, sizeof(*r->rows), by_pid);
+	for (size_t k = 0; k < in->ws->n; k++) {
+		int n = mm_world_stats(in->ws->w[k], s, in->nprocs, &r->totals[k]);
+		for (int i = 0; i < n && (size_t)i < in->nprocs; i++) {
+			struct report_row *row = row_of(r, s[i].pid);
+			if (row)
+				row->s[k] = s[i];
+			r->pss[k] += s[i].pss_bytes;
+		}
+	}
+	free(s);
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct report_row *row = &r->rows[i];
+		if (row->proc->vmpte_kb < 0)
+			continue;
+		uint64_t kb = 4 * (row->s[0].tables[PT_PTE] + row->s[0].tables[PT_PMD] +
+				   row->s[0].tables[PT_PUD]);
+		r->model_kb += kb;
+		r->kernel_kb += (uint64_t)row->proc->vmpte_kb;
+		r->exact += kb == (uint64_t)row->proc->vmpte_kb;
+	}
+	return 0;
+}
+
+/* One VMA of one process in one world, before grouping. */
+struct vma_entry {
+	struct mm_vma_info v;
+	uint32_t pid;
+	size_t world;
+};
+
+struct collect {
+	struct vma_entry *e;
+	size_t n, cap;
+	uint64_t min;
+	uint32_t pid;
+	size_t world;
+};
+
+static int collect_vma(const struct mm_vma_info *v, void *arg)
+{
+	struct collect *c = arg;
+	if (v->end - v->start < c->min)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct vma_entry *e = realloc(c->e, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		c->e = e;
+		c->cap = cap;
+	}
+	c->e[c->n++] = (struct vma_entry){ *v, c->pid, c->world };
+	return 0;
+}
+
+#define CMP(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
+
+static int cmp_obj(const struct mm_object_id *a, const struct mm_object_id *b)
+{
+	CMP(a->kind, b->kind);
+	CMP(a->dev, b->dev);
+	CMP(a->ino, b->ino);
+	return 0;
+}
+
+/* Same mapping: object, range, offset, protection, flags, anon pages. */
+static int cmp_mapping(const struct mm_vma_info *a, const struct mm_vma_info *b)
+{
+	int c = cmp_obj(&a->obj, &b->obj);
+	if (c)
+		return c;
+	CMP(a->start, b->start);
+	CMP(a->end, b->end);
+	CMP(a->offset, b->offset);
+	CMP(a->prot, b->prot);
+	CMP(a->flags, b->flags);
+	CMP(a->anon_pages, b->anon_pages);
+	return 0;
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const struct vma_entry *a = x, *b = y;
+	int c = cmp_mapping(&a->v, &b->v);
+	if (c)
+		return c;
+	CMP(a->world, b->world);
+	CMP(a->pid, b->pid);
+	return 0;
+}
+
+static int cmp_named(const void *x, const void *y)
+{
+	return cmp_obj(&((const struct report_object *)x)->id,
+		       &((const struct report_object *)y)->id);
+}
+
+static int by_tables(const void *x, const void *y)
+{
+	const struct report_mapping *a = x, *b = y;
+	CMP(b->pol[0].tables, a->pol[0].tables);
+	CMP(b->end - b->start, a->end - a->start);
+	CMP(a->first_pid, b->first_pid);
+	CMP(a->start, b->start);
+	return 0;
+}
+
+/* For a shareable mapping that shares nothing: what the other mappings of
+ * the same object (maps[lo, hi)) tell. */
+static enum report_why why_unshared(const struct report *r, size_t g,
+				    size_t lo, size_t hi, size_t k)
+{
+	const struct report_mapping *m = &r->maps[g];
+	const struct mm_policy *p = &r->in->ws->policy[k];
+	if (m->nprocs > 1)
+		return WHY_NOT_POPULATED;
+	if (hi - lo == 1)
+		return WHY_ALONE;
+	bool slot = false;
+	for (size_t i = lo; i < hi; i++) {
+		const struct report_mapping *o = &r->maps[i];
+		if (i == g)
+			continue;
+		if (o->start == m->start && o->end == m->end &&
+		    o->offset == m->offset)
+			return WHY_FLAGS_DIFFER;
+		slot |= ((o->start - o->offset) ^ (m->start - m->offset)) %
+				MM_SPAN(PT_PTE) == 0;
+	}
+	if (p->match == MM_MATCH_SAME_RANGE)
+		return WHY_OTHER_ADDRESS;
+	return slot ? WHY_NOT_POPULATED : WHY_OTHER_SLOT;
+}
+
+static int fill_mappings(struct report *r)
+{
+	const struct report_input *in = r->in;
+	struct collect c = { .min = in->min_mapping };
+	for (size_t k = 0; k < in->ws->n; k++)
+		for (size_t i = 0; i < r->nrows; i++) {
+			c.pid = r->rows[i].proc->pid;
+			c.world = k;
+			if (mm_proc_vmas(in->ws->w[k], c.pid, collect_vma, &c) == -ENOMEM)
+				goto nomem;
+		}
+	qsort(c.e, c.n, sizeof(*c.e), cmp_entry);
+	struct report_object *names = malloc((in->nobjects + 1) * sizeof(*names));
+	if (!names || !(r->maps = calloc(c.n + 1, sizeof(*r->maps))))
+		goto nomem_names;
+	memcpy(names, in->objects, in->nobjects * sizeof(*names));
+	qsort(names, in->nobjects, sizeof(*names), cmp_named);
+	for (size_t i = 0; i < c.n; i++) {
+		const struct vma_entry *e = &c.e[i];
+		struct report_mapping *m = &r->maps[r->nmaps];
+		if (!i || cmp_mapping(&c.e[i - 1].v, &e->v)) {
+			m = &r->maps[r->nmaps++];
+			*m = (struct report_mapping){
+				.obj = e->v.obj, .start = e->v.start, .end = e->v.end,
+				.offset = e->v.offset, .prot = e->v.prot,
+				.flags = e->v.flags, .anon_pages = e->v.anon_pages,
+				.first_pid = e->pid, .name = "",
+			};
+			struct report_object key = { .id = e->v.obj };
+			const struct report_object *o =
+				bsearch(&key, names, in->nobjects, sizeof(key), cmp_named);
+			if (o)
+				m->name = o->name;
+		} else {
+			m = &r->maps[r->nmaps - 1];
+		}
+		m->nprocs += e->world == 0;
+		m->pol[e->world].reason = e->v.reason;
+		m->pol[e->world].tables += e->v.tables;
+		m->pol[e->world].shared += e->v.shared;
+	}
+	free(names);
+	free(c.e);
+	/* Groups of one object are adjacent: judge each against its peers. */
+	for (size_t lo = 0, hi; lo < r->nmaps; lo = hi) {
+		for (hi = lo + 1; hi < r->nmaps &&
+				  !cmp_obj(&r->maps[hi].obj, &r->maps[lo].obj); hi++)
+			;
+		for (size_t g = lo; g < hi; g++)
+			for (size_t k = 0; k < in->ws->n; k++) {
+				struct report_mapping *m = &r->maps[g];
+				m->pol[k].why = m->pol[k].reason != MM_REASON_SHAREABLE
+							? WHY_MODEL
+						: m->pol[k].shared ? WHY_SHARED
+						: why_unshared(r, g, lo, hi, k);
+			}
+	}
+	qsort(r->maps, r->nmaps, sizeof(*r->maps), by_tables);
+	return 0;
+nomem_names:
+	free(names);
+nomem:
+	free(c.e);
+	return -ENOMEM;
+}
+
+const char *report_why_text(const struct report_mapping *m, size_t policy)
+{
+	switch (m->pol[policy].why) {
+	case WHY_SHARED:
+		return "shared";
+	case WHY_ALONE:
+		return "no other process maps it";
+	case WHY_OTHER_ADDRESS:
+		return "different address in other processes";
+	case WHY_OTHER_SLOT:
+		return "offset modulo the table span differs in other processes";
+	case WHY_FLAGS_DIFFER:
+		return "protection or flags differ in other processes";
+	case WHY_NOT_POPULATED:
+		return "no span populated by two processes";
+	case WHY_MODEL:
+		break;
+	}
+	return mm_reason_name(m->pol[policy].reason);
+}
+
+int report_build(struct report *r, const struct report_input *in)
+{
+	*r = (struct report){ .in = in };
+	if (fill_rows(r) || fill_mappings(r)) {
+		report_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void report_free(struct report *r)
+{
+	free(r->rows);
+	free(r->maps);
+	r->rows = NULL;
+	r->maps = NULL;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report: per process today's tables (the `linux` model beside the
+ * kernel's VmPTE) and the tables under each policy, totals, and the big
+ * mappings with why each can or cannot share.  Built once from the worlds,
+ * printed as text for people or as JSON (docs/report-json.md) for machines.
+ */
+#ifndef PTSHARE_REPORT_H
+#define PTSHARE_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "worlds.h"
+
+#define REPORT_NAME_MAX 64
+
+/* What the kernel says of a process, next to the model. */
+struct report_proc {
+	uint32_t pid, ppid, uid;
+	char name[REPORT_NAME_MAX];
+	int64_t vmpte_kb; /* -1: unknown */
+	bool stable;      /* VmPTE did not change while the process was read */
+};
+
+/* A process that could not be read or modelled, and why. */
+struct report_skip {
+	uint32_t pid;
+	int err; /* negative errno */
+	char what[128];
+};
+
+struct report_object {
+	struct mm_object_id id;
+	const char *name;
+};
+
+struct report_input {
+	const char *command;
+	struct worlds *ws;
+	const struct report_proc *procs; /* one per process in the worlds */
+	size_t nprocs;
+	const struct report_object *objects; /* names for the mappings */
+	size_t nobjects;
+	const struct report_skip *skips;
+	size_t nskips;
+	uint64_t min_mapping; /* list mappings at least this big */
+};
+
+/* Why a mapping does or does not share, beyond the model's own reason. */
+enum report_why {
+	WHY_MODEL,           /* the model's reason says it */
+	WHY_SHARED,          /* some of its tables are shared */
+	WHY_ALONE,           /* no other process maps the object */
+	WHY_OTHER_ADDRESS,   /* other processes map it at other addresses */
+	WHY_OTHER_SLOT,      /* ...and offset modulo the table span differs */
+	WHY_FLAGS_DIFFER,    /* same range elsewhere, other protection/flags */
+	WHY_NOT_POPULATED,   /* no span populated by two sharers */
+};
+
+struct report_mapping {
+	struct mm_object_id obj;
+	const char *name;
+	uint64_t start, end, offset;
+	uint32_t prot, flags;
+	bool anon_pages;
+	uint32_t nprocs, first_pid;
+	struct {
+		enum mm_reason reason;
+		enum report_why why;
+		uint64_t tables, shared;
+	} pol[WORLDS_MAX];
+};
+
+struct report_row {
+	const struct report_proc *proc;
+	struct mm_proc_stats s[WORLDS_MAX];
+};
+
+struct report {
+	const struct report_input *in;
+	struct report_row *rows; /* by pid */
+	size_t nrows;
+	struct mm_world_totals totals[WORLDS_MAX];
+	double pss[WORLDS_MAX];
+	struct report_mapping *maps; /* by today's tables, largest first */
+	size_t nmaps;
+	size_t exact;            /* processes whose model equals VmPTE */
+	uint64_t model_kb, kernel_kb; /* sums over processes with a VmPTE */
+};
+
+int report_build(struct report *r, const struct report_input *in);
+void report_free(struct report *r);
+/* top: rows of processes and mappings to print, 0 for all. */
+void report_text(FILE *f, const struct report *r, size_t top);
+void report_json(FILE *f, const struct report *r);
+
+const char *report_why_text(const struct report_mapping *m, size_t policy);
+/* "name" or "name:levels" when the levels are not the policy's own. */
+const char *report_policy_label(const struct mm_policy *p, char *buf,
+				size_t len);
+const char *report_kind_name(enum mm_obj_kind kind);
+
+#endif

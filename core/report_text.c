@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* The report for a terminal: totals, then processes, then mappings. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* "12.3 MiB": at most 9 characters. */
+static const char *human(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	unsigned u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}
+
+static uint64_t view(const struct mm_proc_stats *s)
+{
+	return s->tables[PT_PTE] + s->tables[PT_PMD] + s->tables[PT_PUD];
+}
+
+static uint64_t sum3(const uint64_t *t)
+{
+	return t[PT_PTE] + t[PT_PMD] + t[PT_PUD];
+}
+
+static void totals(FILE *f, const struct report *r)
+{
+	const struct worlds *ws = r->in->ws;
+	char a[16], b[16], label[64];
+	uint64_t today = sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
+	fprintf(f, "%-26s %12s %10s %10s %10s\n", "policy", "table pages",
+		"memory", "shared", "saved");
+	if (r->nrows)
+		fprintf(f, "%-26s %12" PRIu64 " %10s\n", "kernel VmPTE (sum)",
+			r->kernel_kb / 4, human(r->kernel_kb * 1024, a, sizeof(a)));
+	for (size_t k = 0; k < ws->n; k++) {
+		uint64_t pages = sum3(r->totals[k].distinct);
+		uint64_t shared = 0;
+		for (size_t i = 0; i < r->nrows; i++)
+			shared += sum3(r->rows[i].s[k].shared);
+		uint64_t bytes = pages * MM_PAGE_SIZE;
+		fprintf(f, "%-26s %12" PRIu64 " %10s", k ? report_policy_label(
+			&ws->policy[k], label, sizeof(label)) : "linux (today, model)",
+			pages, human(bytes, a, sizeof(a)));
+		if (k)
+			fprintf(f, " %10" PRIu64 " %10s (%.1f%%)", shared,
+				human(today - bytes, b, sizeof(b)),
+				today ? 100.0 * (double)(today - bytes) / (double)today : 0);
+		fputc('\n', f);
+	}
+	if (r->nrows)
+		fprintf(f, "model vs kernel: %zu of %zu processes exact; total "
+			"%" PRIu64 " kB modelled, %" PRIu64 " kB in VmPTE (%+.2f%%)\n",
+			r->exact, r->nrows, r->model_kb, r->kernel_kb,
+			r->kernel_kb ? 100.0 * ((double)r->model_kb - (double)r->kernel_kb) /
+					       (double)r->kernel_kb : 0.0);
+}
+
+static int by_today(const void *x, const void *y)
+{
+	const struct report_row *a = *(const struct report_row *const *)x;
+	const struct report_row *b = *(const struct report_row *const *)y;
+	uint64_t va = view(&a->s[0]), vb = view(&b->s[0]);
+	if (va != vb)
+		return va < vb ? 1 : -1;
+	return (a->proc->pid > b->proc->pid) - (a->proc->pid < b->proc->pid);
+}
+
+static void processes(FILE *f, const struct report *r, size_t top)
+{
+	const struct worlds *ws = r->in->ws;
+	char label[64];
+	const struct report_row **order = malloc((r->nrows + 1) * sizeof(*order));
+	if (!order)
+		return;
+	for (size_t i = 0; i < r->nrows; i++)
+		order[i] = &r->rows[i];
+	qsort(order, r->nrows, sizeof(*order), by_today);
+	size_t n = top && top < r->nrows ? top : r->nrows;
+	fprintf(f, "\nprocesses (%zu, by today's tables; kB)\n", r->nrows);
+	fprintf(f, "%7s %7s %-15s %7s %7s %5s", "pid", "ppid", "command",
+		"VmPTE", "model", "diff");
+	for (size_t k = 1; k < ws->n; k++)
+		fprintf(f, " | %-22.22s", report_policy_label(&ws->policy[k], label,
+							       sizeof(label)));
+	fputc('\n', f);
+	fprintf(f, "%53s", "");
+	for (size_t k = 1; k < ws->n; k++)
+		fprintf(f, " | %7s %7s %6s", "pss", "saved", "shared");
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		const struct report_row *row = order[i];
+		uint64_t model = 4 * view(&row->s[0]);
+		fprintf(f, "%7" PRIu32 " %7" PRIu32 " %-15.15s ", row->proc->pid,
+			row->proc->ppid, row->proc->name);
+		if (row->proc->vmpte_kb >= 0)
+			fprintf(f, "%7" PRId64 " %7" PRIu64 " %+5" PRId64,
+				row->proc->vmpte_kb, model,
+				(int64_t)model - row->proc->vmpte_kb);
+		else
+			fprintf(f, "%7s %7" PRIu64 " %5s", "?", model, "");
+		for (size_t k = 1; k < ws->n; k++) {
+			double pss = row->s[k].pss_bytes / 1024;
+			fprintf(f, " | %7.0f %7.0f %6" PRIu64, pss, (double)model - pss,
+				sum3(row->s[k].shared));
+		}
+		fputs(row->proc->stable ? "\n" : "  (changed while read)\n", f);
+	}
+	if (n < r->nrows)
+		fprintf(f, "... %zu more (--top 0 shows all)\n", r->nrows - n);
+	free(order);
+}
+
+static void mappings(FILE *f, const struct report *r, size_t top)
+{
+	const struct worlds *ws = r->in->ws;
+	char a[16], label[64];
+	size_t n = top && top < r->nmaps ? top : r->nmaps;
+	fprintf(f, "\nmappings of %s or more (%zu, by today's tables)\n",
+		human(r->in->min_mapping, a, sizeof(a)), r->nmaps);
+	for (size_t i = 0; i < n; i++) {
+		const struct report_mapping *m = &r->maps[i];
+		fprintf(f, "%#14" PRIx64 " %9s %-7s %c%c%c%c %4" PRIu32 " proc %6"
+			PRIu64 " PTE tables  %s\n", m->start,
+			human(m->end - m->start, a, sizeof(a)),
+			report_kind_name(m->obj.kind),
+			m->prot & MM_PROT_READ ? 'r' : '-',
+			m->prot & MM_PROT_WRITE ? 'w' : '-',
+			m->prot & MM_PROT_EXEC ? 'x' : '-',
+			m->flags & MM_VMA_SHARED ? 's' : 'p', m->nprocs,
+			m->pol[0].tables, *m->name ? m->name : "[anonymous]");
+		for (size_t k = 1; k < ws->n; k++)
+			fprintf(f, "%16s %-22s %6" PRIu64 " shared: %s\n", "",
+				report_policy_label(&ws->policy[k], label, sizeof(label)),
+				m->pol[k].shared, report_why_text(m, k));
+	}
+	if (n < r->nmaps)
+		fprintf(f, "... %zu more (--top 0 shows all)\n", r->nmaps - n);
+}
+
+static void notes(FILE *f, const struct report *r)
+{
+	const struct report_input *in = r->in;
+	char label[64];
+	if (in->nskips)
+		fprintf(f, "\nnot modelled (%zu):\n", in->nskips);
+	for (size_t i = 0; i < in->nskips; i++)
+		fprintf(f, "%7" PRIu32 "  %s\n", in->skips[i].pid, in->skips[i].what);
+	for (size_t k = 1; k < in->ws->n; k++) {
+		struct mm_finding fd[8];
+		size_t nf = mm_world_findings(in->ws->w[k], fd, 8);
+		for (size_t i = 0; i < nf; i++)
+			if (fd[i].count)
+				fprintf(f, "%s finding %s: %" PRIu64 " (%s)\n",
+					report_policy_label(&in->ws->policy[k], label,
+							    sizeof(label)),
+					fd[i].name, fd[i].count, fd[i].what);
+	}
+}
+
+void report_text(FILE *f, const struct report *r, size_t top)
+{
+	fprintf(f, "ptshare %s: %zu processes modelled", r->in->command, r->nrows);
+	if (r->in->nskips)
+		fprintf(f, ", %zu not (listed below)", r->in->nskips);
+	fputs("\n\n", f);
+	totals(f, r);
+	processes(f, r, top);
+	mappings(f, r, top);
+	notes(f, r);
+}

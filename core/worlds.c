@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#include "worlds.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add(struct worlds *ws, const struct mm_policy *p, char *err,
+	       size_t errlen)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		if (!strcmp(ws->policy[i].name, p->name) &&
+		    ws->policy[i].levels == p->levels)
+			return 0; /* named twice */
+	if (ws->n == WORLDS_MAX) {
+		snprintf(err, errlen, "at most %d policies", WORLDS_MAX);
+		return -1;
+	}
+	ws->policy[ws->n] = *p;
+	if (!(ws->w[ws->n] = mm_world_new(&ws->policy[ws->n]))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ws->n++;
+	return 0;
+}
+
+int worlds_init(struct worlds *ws, const char *list, char *err, size_t errlen)
+{
+	*ws = (struct worlds){ 0 };
+	if (add(ws, &mm_policy_linux, err, errlen))
+		return -1;
+	if (!list) {
+		for (const struct mm_policy *const *p = mm_policies; *p; p++)
+			if (add(ws, *p, err, errlen))
+				goto fail;
+		return 0;
+	}
+	char *copy = strdup(list), *save = NULL;
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (char *spec = strtok_r(copy, ",", &save); spec;
+	     spec = strtok_r(NULL, ",", &save)) {
+		struct mm_policy p;
+		if (mm_policy_parse(spec, &p, err, errlen) ||
+		    add(ws, &p, err, errlen)) {
+			free(copy);
+			goto fail;
+		}
+	}
+	free(copy);
+	return 0;
+fail:
+	worlds_free(ws);
+	return -1;
+}
+
+void worlds_free(struct worlds *ws)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		mm_world_free(ws->w[i]);
+	ws->n = 0;
+}

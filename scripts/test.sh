@@ -1,0 +1,13 @@
+#!/bin/sh
+# The whole test suite: installs what is missing, builds with AddressSanitizer
+# and UndefinedBehaviorSanitizer, runs every test through ctest.
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+build=${PTSHARE_BUILD:-build-asan}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPTSHARE_SANITIZE=ON >/dev/null
+cmake --build "$build" -j"$(nproc)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$build"
+exec ctest --output-on-failure --timeout 1200 -j"$(nproc)"

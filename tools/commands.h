@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* The ptshare subcommands: each takes its own argv (argv[0] is its name)
+ * and returns the exit status: 0 done, 1 failed, 2 usage error. */
+#ifndef PTSHARE_COMMANDS_H
+#define PTSHARE_COMMANDS_H
+
+#include <stddef.h>
+
+#include "report.h"
+
+int cmd_snapshot(int argc, char **argv);
+
+/* The text report on stdout, unless json is "-"; JSON to json (0600). */
+int write_reports(const struct report *r, const char *json, size_t top);
+
+#endif

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/* ptshare snapshot: the model fed from /proc alone, for running processes. */
+#define _GNU_SOURCE /* asprintf */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "proc_image.h"
+#include "report.h"
+
+#define NS_CACHE 8
+
+struct snapshot {
+	struct worlds ws;
+	struct report_proc *procs;
+	size_t nprocs, cap_procs;
+	struct report_skip *skips;
+	size_t nskips, cap_skips;
+	struct report_object *objects;
+	size_t nobjects, cap_objects;
+	struct {
+		char ns[64];
+		struct procfs_fs_table fs;
+	} ns[NS_CACHE];
+	size_t nns;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: ptshare snapshot [--pid PID [--tree]] [--policy LIST]\n"
+	      "                        [--json FILE] [--top N] [--min-mapping BYTES]\n"
+	      "\n"
+	      "Reads every process the caller may read (or PID, and with --tree its\n"
+	      "descendants) from /proc: mappings, populated pages (PAGEMAP_SCAN) and\n"
+	      "VmPTE.  Builds one model per policy and reports today's page tables\n"
+	      "(model beside the kernel's VmPTE) and the tables under each policy.\n"
+	      "\n"
+	      "  --pid PID          only this process\n"
+	      "  --tree             with --pid: and its descendants\n"
+	      "  --policy LIST      comma-separated policies (default: all);\n"
+	      "                     name[:pte+pmd+pud] picks the levels that share\n"
+	      "  --json FILE        also write the JSON report to FILE ('-': stdout,\n"
+	      "                     instead of the text report)\n"
+	      "  --top N            processes and mappings to list (default 20, 0: all)\n"
+	      "  --min-mapping B    list mappings of at least B bytes (default 2 MiB)\n"
+	      "\n"
+	      "Exit status: 0 report written, 1 nothing could be read, 2 usage error.\n",
+	      f);
+}
+
+#define GROW(arr, n, cap)                                                       \
+	((n) < (cap) ||                                                         \
+	 grow((void **)&(arr), &(cap), sizeof(*(arr))) == 0)
+
+static int grow(void **arr, size_t *cap, size_t size)
+{
+	size_t n = *cap ? 2 * *cap : 64;
+	void *p = realloc(*arr, n * size);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+static int skip(struct snapshot *s, int pid, int err, const char *what)
+{
+	if (!GROW(s->skips, s->nskips, s->cap_skips))
+		return -ENOMEM;
+	struct report_skip *k = &s->skips[s->nskips++];
+	k->pid = (uint32_t)pid;
+	k->err = err;
+	snprintf(k->what, sizeof(k->what), "%s", what);
+	return 0;
+}
+
+/* The tmpfs and hugetlbfs devices of pid's mount namespace. */
+static const struct procfs_fs_table *fs_of(struct snapshot *s, int pid)
+{
+	char path[64], ns[64] = "self";
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	ssize_t n = readlink(path, ns, sizeof(ns) - 1);
+	ns[n > 0 ? n : 4] = '\0';
+	for (size_t i = 0; i < s->nns; i++)
+		if (!strcmp(s->ns[i].ns, ns))
+			return &s->ns[i].fs;
+	size_t i = s->nns < NS_CACHE ? s->nns++ : NS_CACHE - 1;
+	procfs_fs_table_free(&s->ns[i].fs);
+	snprintf(s->ns[i].ns, sizeof(s->ns[i].ns), "%s", ns);
+	if (procfs_fs_table_read(n > 0 ? pid : getpid(), &s->ns[i].fs))
+		procfs_fs_table_free(&s->ns[i].fs); /* names alone then */
+	return &s->ns[i].fs;
+}
+
+static int add_names(struct snapshot *s, const struct procfs_maps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct procfs_vma *v = &maps->vmas[i];
+		struct mm_mapping m;
+		if (v->kind == MM_OBJ_ANON || !*v->path || procfs_vma_mapping(v, &m))
+			continue;
+		if (!GROW(s->objects, s->nobjects, s->cap_objects))
+			return -ENOMEM;
+		char *name;
+		if (asprintf(&name, "%s%s", v->path, v->deleted ? " (deleted)" : "") < 0)
+			return -ENOMEM;
+		s->objects[s->nobjects++] = (struct report_object){ m.obj, name };
+	}
+	return 0;
+}
+
+static const char *why_unreadable(int err)
+{
+	switch (err) {
+	case -ESRCH:
+		return "exited while it was read";
+	case -EACCES:
+	case -EPERM:
+		return "permission denied (run as root or as its owner)";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* Reads pid and puts it into the worlds: 0, or 1 when it is not modelled. */
+static int take(struct snapshot *s, int pid)
+{
+	struct proc_image img = { 0 };
+	char err[256];
+	int r = proc_image_read(pid, fs_of(s, pid), &img);
+	if (r == -ENODATA) /* kernel thread, zombie: nothing to model */
+		goto out;
+	if (!r && (r = proc_image_load(&s->ws, &img, err, sizeof(err)))) {
+		char what[sizeof(((struct report_skip *)0)->what)];
+		snprintf(what, sizeof(what), "model refused it: %.100s", err);
+		r = skip(s, pid, r, what) ? -ENOMEM : 1;
+		goto out;
+	}
+	if (r) {
+		r = skip(s, pid, r, why_unreadable(r)) ? -ENOMEM : 1;
+		goto out;
+	}
+	if (!GROW(s->procs, s->nprocs, s->cap_procs) || add_names(s, &img.maps)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	struct report_proc *p = &s->procs[s->nprocs++];
+	*p = (struct report_proc){
+		.pid = (uint32_t)img.status.tgid,
+		.ppid = (uint32_t)img.status.ppid,
+		.uid = img.status.uid,
+		.vmpte_kb = (int64_t)img.status.vmpte_kb,
+		.stable = img.stable,
+	};
+	snprintf(p->name, sizeof(p->name), "%s", img.status.name);
+out:
+	proc_image_free(&img);
+	return r;
+}
+
+/* pid and, with tree, every descendant, found through PPid. */
+static int select_pids(int pid, bool tree, struct procfs_pids *out)
+{
+	struct procfs_pids all = { 0 };
+	int r = procfs_list_pids(&all);
+	if (r < 0)
+		return r;
+	r = 0;
+	out->n = 0;
+	int32_t *sel = malloc((all.n + 1) * sizeof(*sel));
+	int32_t *ppid = malloc((all.n + 1) * sizeof(*ppid));
+	if (!sel || !ppid) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < all.n; i++) {
+		struct procfs_status st;
+		ppid[i] = procfs_status_read(all.pids[i], &st) ? -1 : st.ppid;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < all.n; i++)
+		if (all.pids[i] == pid)
+			sel[n++] = pid;
+	/* Breadth first: a child's pid may be lower than its parent's. */
+	for (size_t head = 0; tree && head < n; head++)
+		for (size_t i = 0; i < all.n; i++)
+			if (ppid[i] == sel[head])
+				sel[n++] = all.pids[i];
+	free(out->pids);
+	out->pids = sel;
+	out->n = out->cap = n;
+	sel = NULL;
+out:
+	free(sel);
+	free(ppid);
+	procfs_pids_free(&all);
+	return r;
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+	worlds_free(&s->ws);
+	for (size_t i = 0; i < s->nobjects; i++)
+		free((char *)s->objects[i].name);
+	free(s->objects);
+	free(s->procs);
+	free(s->skips);
+	for (size_t i = 0; i < s->nns; i++)
+		procfs_fs_table_free(&s->ns[i].fs);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tree", no_argument, NULL, 't' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "min-mapping", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policies = NULL, *json = NULL;
+	uint64_t pid = 0, top = 20, min_mapping = MM_SPAN(PT_PTE);
+	bool tree = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_u64(optarg, &pid) || !pid || pid > INT_MAX) {
+				fprintf(stderr, "ptshare snapshot: bad pid '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			tree = true;
+			break;
+		case 'P':
+			policies = optarg;
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		case 'n':
+		case 'm':
+			if (parse_u64(optarg, c == 'n' ? &top : &min_mapping)) {
+				fprintf(stderr, "ptshare snapshot: bad number '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || (tree && !pid)) {
+		fprintf(stderr, "ptshare snapshot: %s\n", optind < argc
+			? "unexpected argument" : "--tree needs --pid");
+		usage(stderr);
+		return 2;
+	}
+	struct snapshot s = { 0 };
+	char err[256];
+	if (worlds_init(&s.ws, policies, err, sizeof(err))) {
+		fprintf(stderr, "ptshare snapshot: %s\n", err);
+		return 2;
+	}
+	struct procfs_pids pids = { 0 };
+	int r = pid ? select_pids((int)pid, tree, &pids) : procfs_list_pids(&pids);
+	r = r < 0 ? r : 0;
+	if (!r && pid && !pids.n) {
+		fprintf(stderr, "ptshare snapshot: no process %llu\n",
+			(unsigned long long)pid);
+		r = 1;
+		goto out;
+	}
+	for (size_t i = 0; !r && i < pids.n; i++)
+		if (pids.pids[i] != getpid())
+			r = take(&s, pids.pids[i]) == -ENOMEM ? -ENOMEM : 0;
+	if (r) {
+		fprintf(stderr, "ptshare snapshot: %s\n", strerror(-r));
+		r = 1;
+		goto out;
+	}
+	struct report_input in = {
+		.command = "snapshot", .ws = &s.ws,
+		.procs = s.procs, .nprocs = s.nprocs,
+		.objects = s.objects, .nobjects = s.nobjects,
+		.skips = s.skips, .nskips = s.nskips,
+		.min_mapping = min_mapping,
+	};
+	struct report rep;
+	if (report_build(&rep, &in)) {
+		fprintf(stderr, "ptshare snapshot: out of memory\n");
+		r = 1;
+		goto out;
+	}
+	r = write_reports(&rep, json, (size_t)top);
+	report_free(&rep);
+	if (!r && !s.nprocs) {
+		fprintf(stderr, "ptshare snapshot: no process could be read\n");
+		r = 1;
+	}
+out:
+	procfs_pids_free(&pids);
+	snapshot_free(&s);
+	return r;
+}
