@@ -82,7 +82,7 @@ static double time_fork(const struct mm_policy *p, uint64_t len, bool shared,
 			struct mm_proc_stats *child)
 {
 	struct mm_world *w = world_with(p, len, shared);
-	struct mm_run run = { BASE, BASE + len, false };
+	struct mm_run run = { .start = BASE, .end = BASE + len };
 	if (!shared && mm_fault(w, 1, BASE, true) != 1) /* anon_vma */
 		die(w, "fault");
 	if (mm_observe(w, 1, BASE, BASE + len, &run, 1) < 0)
@@ -131,7 +131,7 @@ int main(void)
 
 	/* Size: a process with 64 GiB populated, every table private. */
 	struct mm_world *w = world_with(&mm_policy_linux, 64 * GIB, true);
-	struct mm_run run = { BASE, BASE + 64 * GIB, false };
+	struct mm_run run = { .start = BASE, .end = BASE + 64 * GIB };
 	if (mm_observe(w, 1, BASE, BASE + 64 * GIB, &run, 1) < 0)
 		die(w, "populating");
 	struct mm_proc_stats s;

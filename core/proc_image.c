@@ -8,50 +8,47 @@
 
 #define READ_TRIES 3
 
-/* Whether a run from index i on, inside [.., end), has pages not `not`. */
-static bool any_run(const struct procfs_runs *runs, size_t i, uint64_t end,
-		    uint8_t not)
-{
-	for (; i < runs->n && runs->runs[i].start < end; i++)
-		if (!(runs->pages[i] & not))
-			return true;
-	return false;
-}
-
 /*
- * Which mappings hold anonymous pages: in private anonymous memory, any page
- * but the zero page; in a private file mapping, a copied-on-write page,
- * which only a scan asking the kernel about file pages tells (a scan that
- * costs 3.5 times more, so only there).
+ * Scans each mapping on its own, so that a run never straddles two: asking
+ * the kernel which pages are page cache costs it 3.5 times more, and only a
+ * private file mapping needs the answer (its anonymous pages are its
+ * copied-on-write ones); in private anonymous memory every page but the
+ * zero page is anonymous; in shared memory none is.
  */
-static int find_anon_pages(int fd, struct proc_image *img)
+static int scan_mappings(int fd, struct proc_image *img)
 {
-	struct procfs_runs file = { 0 };
-	bool *anon = realloc(img->anon_pages, (img->maps.n + 1) * sizeof(*anon));
-	if (!anon)
-		return -ENOMEM;
-	img->anon_pages = anon;
+	struct procfs_runs part = { 0 };
 	int r = 0;
-	for (size_t i = 0, ri = 0; i < img->maps.n; i++) {
+	img->nruns = 0;
+	for (size_t i = 0; i < img->maps.n; i++) {
 		const struct procfs_vma *v = &img->maps.vmas[i];
-		const struct procfs_runs *runs = &img->runs;
-		while (ri < runs->n && runs->runs[ri].end <= v->start)
-			ri++;
-		bool populated = ri < runs->n && runs->runs[ri].start < v->end;
-		anon[i] = false;
-		if (v->shared || !populated)
-			continue;
-		if (v->kind == MM_OBJ_ANON) {
-			anon[i] = any_run(runs, ri, v->end, PROCFS_PAGE_ZERO);
-			continue;
-		}
-		if ((r = procfs_scan(fd, v->start, v->end, 0, &file)) < 0)
+		bool priv_file = !v->shared && v->kind != MM_OBJ_ANON;
+		if (v->end > MM_TASK_SIZE)
+			continue; /* [vsyscall] */
+		r = procfs_scan(fd, v->start, v->end,
+				priv_file ? 0 : PROCFS_SCAN_NO_FILE, &part);
+		if (r < 0)
 			break;
 		r = 0;
-		anon[i] = any_run(&file, 0, v->end,
-				  PROCFS_PAGE_FILE | PROCFS_PAGE_ZERO);
+		if (img->nruns + part.n > img->cap_runs) {
+			size_t cap = 2 * (img->nruns + part.n);
+			struct mm_run *runs = realloc(img->runs, cap * sizeof(*runs));
+			if (!runs) {
+				r = -ENOMEM;
+				break;
+			}
+			img->runs = runs;
+			img->cap_runs = cap;
+		}
+		for (size_t k = 0; k < part.n; k++) {
+			struct mm_run *m = &img->runs[img->nruns++];
+			uint8_t not_anon = priv_file ? PROCFS_PAGE_FILE | PROCFS_PAGE_ZERO
+						     : PROCFS_PAGE_ZERO;
+			*m = part.runs[k];
+			m->anon = !v->shared && !(part.pages[k] & not_anon);
+		}
 	}
-	procfs_runs_free(&file);
+	procfs_runs_free(&part);
 	return r;
 }
 
@@ -68,9 +65,7 @@ static int read_once(int pid, const struct procfs_fs_table *fs,
 	int fd = procfs_pagemap_open(pid);
 	if (fd < 0)
 		return fd;
-	r = procfs_scan(fd, 0, MM_TASK_SIZE, PROCFS_SCAN_NO_FILE, &img->runs);
-	if (r >= 0)
-		r = find_anon_pages(fd, img);
+	r = scan_mappings(fd, img);
 	close(fd);
 	if (r < 0)
 		return r;
@@ -94,9 +89,9 @@ int proc_image_read(int pid, const struct procfs_fs_table *fs,
 void proc_image_free(struct proc_image *img)
 {
 	procfs_maps_free(&img->maps);
-	procfs_runs_free(&img->runs);
-	free(img->anon_pages);
-	img->anon_pages = NULL;
+	free(img->runs);
+	img->runs = NULL;
+	img->nruns = img->cap_runs = 0;
 }
 
 int proc_image_load(struct worlds *ws, const struct proc_image *img, char *err,
@@ -111,12 +106,11 @@ int proc_image_load(struct worlds *ws, const struct proc_image *img, char *err,
 			struct mm_mapping m;
 			if (procfs_vma_mapping(v, &m))
 				continue; /* [vsyscall]: above user space */
-			m.anon_pages = img->anon_pages[i];
 			r = mm_map(w, pid, &m);
 		}
 		if (!r) {
-			r = mm_observe(w, pid, 0, MM_TASK_SIZE, img->runs.runs,
-				       img->runs.n);
+			r = mm_observe(w, pid, 0, MM_TASK_SIZE, img->runs,
+				       img->nruns);
 			r = r < 0 ? r : 0;
 		}
 		if (r) {

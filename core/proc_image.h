@@ -10,8 +10,10 @@
 struct proc_image {
 	struct procfs_status status;
 	struct procfs_maps maps;
-	struct procfs_runs runs;
-	bool *anon_pages; /* per mapping: holds anonymous pages (anon_vma) */
+	/* Populated pages, mapping by mapping; anon set where they are
+	 * anonymous pages of a private mapping. */
+	struct mm_run *runs;
+	size_t nruns, cap_runs;
 	/* VmPTE did not change while maps and pagemap were read (after a few
 	 * tries): the model and the kernel describe the same moment. */
 	bool stable;

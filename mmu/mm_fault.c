@@ -197,6 +197,11 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 		       const struct mm_run *runs, size_t n, uint64_t *newly)
 {
 	size_t ri = 0;
+	/* Anonymous pages in a private mapping: it was written (anon_vma). */
+	for (size_t j = 0; !v->anon && !(v->flags & MM_VMA_SHARED) && j < n &&
+			   runs[j].start < hi; j++)
+		if (runs[j].anon && runs[j].end > lo)
+			v->anon = ++w->next_anon;
 	if (v->huge_shift)
 		return observe_hugetlb(w, mm, v, lo, hi, runs, n, &ri, newly);
 	for (uint64_t cb = lo; cb < hi;) {
@@ -228,11 +233,15 @@ int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
 	if ((r = check_observation(w, mm, start, end, runs, nruns)))
 		return r;
 	uint64_t newly = 0;
+	size_t first = 0; /* the first run that may meet this VMA */
 	for (size_t i = vma_first_after(mm, start);
 	     i < mm->nr_vma && mm->vma[i]->start < end; i++) {
 		struct mm_vma *v = mm->vma[i];
+		while (first < nruns && runs[first].end <= v->start)
+			first++;
 		r = observe_vma(w, mm, v, max_u64(start, v->start),
-				min_u64(end, v->end), runs, nruns, &newly);
+				min_u64(end, v->end), runs + first,
+				nruns - first, &newly);
 		if (r)
 			return r;
 	}

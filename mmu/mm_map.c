@@ -18,9 +18,6 @@ static int check_mapping(struct mm_world *w, const struct mm_mapping *m)
 	if (m->obj.kind == MM_OBJ_ANON && (m->flags & MM_VMA_SHARED))
 		return mm_fail(w, -EINVAL, "shared anonymous memory is a shmem "
 			       "object, not MM_OBJ_ANON");
-	if (m->anon_pages && (m->flags & MM_VMA_SHARED))
-		return mm_fail(w, -EINVAL, "a shared mapping has no anonymous "
-			       "pages");
 	if ((m->flags & MM_VMA_WIPEONFORK) &&
 	    (m->obj.kind != MM_OBJ_ANON))
 		return mm_fail(w, -EINVAL, "only private anonymous memory can "
@@ -69,7 +66,6 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 		.prot = m->prot,
 		.flags = m->flags,
 		.huge_shift = m->huge_shift,
-		.anon = m->anon_pages ? ++w->next_anon : 0,
 	};
 	/* Unmap first: it may free the object this mapping is of. */
 	struct mm_object *o = NULL;

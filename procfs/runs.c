@@ -26,7 +26,7 @@ int procfs_runs_append(struct procfs_runs *r, uint64_t start, uint64_t end,
 	if (!runs)
 		return -ENOMEM;
 	r->runs = runs;
-	r->runs[r->n] = (struct mm_run){ start, end, huge };
+	r->runs[r->n] = (struct mm_run){ start, end, huge, false };
 	r->pages[r->n++] = pages;
 	return 0;
 }

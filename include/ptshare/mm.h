@@ -73,9 +73,6 @@ struct mm_mapping {
 	uint32_t flags;          /* enum mm_vma_flag */
 	uint32_t huge_shift;     /* hugetlb page size as a shift (21 or 30), else 0 */
 	bool fixed;              /* MAP_FIXED: replace whatever is mapped there */
-	/* Already holds anonymous pages: for a mapping seen in /proc rather than
-	 * created, a private one written before (the kernel's anon_vma). */
-	bool anon_pages;
 };
 
 enum mm_remap_flag {
@@ -99,11 +96,14 @@ enum mm_advice {
  * A run of populated pages, as a pagemap scan delivers them.  huge: the run is
  * mapped by huge leaf entries (a PMD entry per 2 MiB, or a PUD entry per 1 GiB
  * in a 1 GiB hugetlb mapping) rather than by PTEs; it must be leaf-aligned.
+ * anon: anonymous pages (not page cache, not the zero page): in a private
+ * mapping, proof that it was written and has an anon_vma.
  */
 struct mm_run {
 	uint64_t start;
 	uint64_t end;
 	bool huge;
+	bool anon;
 };
 
 /* One process under the world's policy. */

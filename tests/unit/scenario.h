@@ -106,7 +106,7 @@ struct mm_mapping sc_fixed(struct mm_mapping m);
 #define sc_advise(s, pid, addr, len, adv, want) \
 	sc_advise_(SC_AT, s, pid, addr, len, adv, want)
 #define sc_fault(s, pid, addr, write, want) sc_fault_(SC_AT, s, pid, addr, write, want)
-/* runs: RUNS({start, end, huge}, ...) or NO_RUNS */
+/* runs: RUNS({start, end, huge, anon}, ...) or NO_RUNS */
 #define sc_observe(s, pid, start, end, runs, want) \
 	sc_observe_(SC_AT, s, pid, start, end, runs, want)
 #define RUNS(...) \

@@ -60,8 +60,8 @@ static void dontneed_thp(void **state)
 	sc_map(s, 1, sc_anon(BASE, MiB(4), P_RW), ALL(0));
 	sc_fault(s, 1, BASE, WR, ALL(1));
 	sc_observe(s, 1, BASE, BASE + MiB(4),
-		   RUNS({ BASE, BASE + MiB(2), true },
-			{ BASE + MiB(2), BASE + MiB(4), true }),
+		   RUNS({ BASE, BASE + MiB(2), true, false },
+			{ BASE + MiB(2), BASE + MiB(4), true, false }),
 		   ALL(1023)); /* 511 + 512 new pages */
 	sc_tables(s, W_ALL, 1, 2, 1, 1); /* two deposits */
 	sc_advise(s, 1, BASE, MiB(2), MM_ADV_DONTNEED, ALL(0));

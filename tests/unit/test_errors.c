@@ -187,21 +187,21 @@ static void errors_observe(void **state)
 	sc_observe(s, 1, TOP - PG, TOP + PG, NO_RUNS, ALL(SC_ERR));
 	sc_observe(s, 9, BASE, e, NO_RUNS, ALL(SC_ERR));
 	/* runs outside [start, end), unsorted, overlapping, unaligned */
-	sc_observe(s, 1, BASE, e, RUNS({ BASE, e + PG, false }), ALL(SC_ERR));
-	sc_observe(s, 1, BASE + PG, e, RUNS({ BASE, BASE + 2 * PG, false }),
+	sc_observe(s, 1, BASE, e, RUNS({ BASE, e + PG, false, false }), ALL(SC_ERR));
+	sc_observe(s, 1, BASE + PG, e, RUNS({ BASE, BASE + 2 * PG, false, false }),
 		   ALL(SC_ERR));
 	sc_observe(s, 1, BASE, e,
-		   RUNS({ BASE + 4 * PG, BASE + 5 * PG, false },
-			{ BASE, BASE + PG, false }),
+		   RUNS({ BASE + 4 * PG, BASE + 5 * PG, false, false },
+			{ BASE, BASE + PG, false, false }),
 		   ALL(SC_ERR));
 	sc_observe(s, 1, BASE, e,
-		   RUNS({ BASE, BASE + 3 * PG, false },
-			{ BASE + 2 * PG, BASE + 4 * PG, false }),
+		   RUNS({ BASE, BASE + 3 * PG, false, false },
+			{ BASE + 2 * PG, BASE + 4 * PG, false, false }),
 		   ALL(SC_ERR));
-	sc_observe(s, 1, BASE, e, RUNS({ BASE + 1, BASE + PG, false }), ALL(SC_ERR));
+	sc_observe(s, 1, BASE, e, RUNS({ BASE + 1, BASE + PG, false, false }), ALL(SC_ERR));
 	/* a huge run must be leaf-aligned */
-	sc_observe(s, 1, BASE, e, RUNS({ BASE, BASE + MiB(1), true }), ALL(SC_ERR));
-	sc_observe(s, 1, BASE, e, RUNS({ BASE, BASE + PG, false }), ALL(0));
+	sc_observe(s, 1, BASE, e, RUNS({ BASE, BASE + MiB(1), true, false }), ALL(SC_ERR));
+	sc_observe(s, 1, BASE, e, RUNS({ BASE, BASE + PG, false, false }), ALL(0));
 	sc_faults(s, W_ALL, 1, 2, 0);
 	still_works(s);
 }

@@ -16,8 +16,8 @@ static void observe_adds_and_clears(void **state)
 	sc_create(s, 1, ALL(0));
 	sc_map(s, 1, sc_anon(BASE, MiB(4), P_RW), ALL(0));
 	sc_observe(s, 1, BASE, BASE + MiB(4),
-		   RUNS({ BASE, BASE + 2 * PG, false },
-			{ BASE + MiB(2), BASE + MiB(2) + PG, false }),
+		   RUNS({ BASE, BASE + 2 * PG, false, false },
+			{ BASE + MiB(2), BASE + MiB(2) + PG, false, false }),
 		   ALL(3));
 	sc_tables(s, W_ALL, 1, 2, 1, 1);
 	sc_faults(s, W_ALL, 1, 0, 3);
@@ -26,8 +26,8 @@ static void observe_adds_and_clears(void **state)
 
 	/* same pages again: nothing new */
 	sc_observe(s, 1, BASE, BASE + MiB(4),
-		   RUNS({ BASE, BASE + 2 * PG, false },
-			{ BASE + MiB(2), BASE + MiB(2) + PG, false }),
+		   RUNS({ BASE, BASE + 2 * PG, false, false },
+			{ BASE + MiB(2), BASE + MiB(2) + PG, false, false }),
 		   ALL(0));
 	sc_faults(s, W_ALL, 1, 0, 3);
 
@@ -39,7 +39,7 @@ static void observe_adds_and_clears(void **state)
 	sc_fault(s, 1, BASE + MiB(2), RD, ALL(1));
 
 	/* the whole range, only BASE present: BASE+4K and BASE+2M cleared */
-	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + PG, false }),
+	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + PG, false, false }),
 		   ALL(0));
 	sc_tables(s, W_ALL, 1, 2, 1, 1);
 	sc_fault(s, 1, BASE + PG, RD, ALL(1));
@@ -55,7 +55,7 @@ static void observe_ignores_unmapped(void **state)
 
 	sc_create(s, 1, ALL(0));
 	sc_map(s, 1, sc_anon(BASE, MiB(2), P_RW), ALL(0));
-	sc_observe(s, 1, BASE, BASE + GiB(1), RUNS({ BASE, BASE + PG, false }),
+	sc_observe(s, 1, BASE, BASE + GiB(1), RUNS({ BASE, BASE + PG, false, false }),
 		   ALL(1));
 	sc_tables(s, W_ALL, 1, 1, 1, 1);
 	sc_faults(s, W_ALL, 1, 0, 1);
@@ -71,8 +71,8 @@ static void observe_anon_thp(void **state)
 	sc_map(s, 1, sc_anon(BASE, MiB(4), P_RW), ALL(0));
 	sc_fault(s, 1, BASE, WR, ALL(1));
 	sc_observe(s, 1, BASE, BASE + MiB(4),
-		   RUNS({ BASE, BASE + MiB(2), true },
-			{ BASE + MiB(2), BASE + MiB(4), true }),
+		   RUNS({ BASE, BASE + MiB(2), true, false },
+			{ BASE + MiB(2), BASE + MiB(4), true, false }),
 		   ALL(1023)); /* 511 + 512 */
 	sc_tables(s, W_ALL, 1, 2, 1, 1); /* two deposits */
 	sc_faults(s, W_ALL, 1, 1, 1023);
@@ -81,8 +81,8 @@ static void observe_anon_thp(void **state)
 	/* second span now by small pages, only its first half: split (the
 	 * deposit becomes its table, all present), then the rest cleared */
 	sc_observe(s, 1, BASE, BASE + MiB(4),
-		   RUNS({ BASE, BASE + MiB(2), true },
-			{ BASE + MiB(2), BASE + MiB(3), false }),
+		   RUNS({ BASE, BASE + MiB(2), true, false },
+			{ BASE + MiB(2), BASE + MiB(3), false, false }),
 		   ALL(0));
 	sc_tables(s, W_ALL, 1, 2, 1, 1);
 	sc_fault(s, 1, BASE + MiB(2) + PG, RD, ALL(0));
@@ -102,7 +102,7 @@ static void observe_file_leaf(void **state)
 			    MM_VMA_SHARED), ALL(0));
 	sc_fault(s, 1, BASE, RD, ALL(1));
 	sc_tables(s, W_ALL, 1, 1, 1, 1);
-	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(2), true }),
+	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(2), true, false }),
 		   ALL(511));
 	sc_tables(s, W_ALL, 1, 0, 1, 1); /* collapsed: no PTE table */
 	sc_distinct(s, W_ALL, 0, 1, 1);
@@ -115,6 +115,36 @@ static void observe_file_leaf(void **state)
 	sc_faults(s, W_ALL, 1, 2, 511);
 }
 
+/*
+ * An anon run (anonymous pages, not page cache) in a private file mapping
+ * proves it was written: the VMA gets anon pages, so fork copies its tables
+ * (3: PUD + PMD + PTE; 1 page) and the sharing policies no longer share it.
+ * In a shared mapping an anon run changes nothing.
+ */
+static void observe_anon_pages(void **state)
+{
+	struct sc *s = *state;
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_FILE, FILE_F, BASE, MiB(2), 0, P_R, 0), ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_FILE, FILE_F + 1, BASE + GiB(1), MiB(2), 0,
+			    P_R, MM_VMA_SHARED), ALL(0));
+	sc_observe(s, 1, BASE, BASE + GiB(2),
+		   RUNS({ BASE, BASE + PG, false, true },
+			{ BASE + GiB(1), BASE + GiB(1) + PG, false, true }),
+		   ALL(2));
+	sc_vmas(s, W_ALL, 1, { BASE, BASE + MiB(2), P_R, 0, true },
+		{ BASE + GiB(1), BASE + GiB(1) + MiB(2), P_R, MM_VMA_SHARED, false });
+	sc_reason(s, W_FSHARE, 1, BASE, MM_REASON_PRIVATE_ANON_PAGES);
+	sc_fork(s, 1, 2, ALL(0));
+	sc_forkwork(s, W_NOFSHARE, 2, 3, 1, 0);
+	sc_tables(s, W_NOFSHARE, 2, 1, 1, 1);
+	/* ...and the sharing policies link the shared mapping's PTE table, in
+	 * a PMD page of the child's own: 4 allocated, 1 linked. */
+	sc_forkwork(s, W_FSHARE, 2, 4, 1, 1);
+	sc_tables(s, W_FSHARE, 2, 2, 2, 1);
+}
+
 /* 1 GiB hugetlb: a huge run is a PUD leaf (no PMD page).
  * Reading: "pages" returned and counted in faults_observed are 4 KiB pages
  * (pagemap entries), for huge leaves too, as for THPs above. */
@@ -124,7 +154,7 @@ static void observe_hugetlb_1g(void **state)
 
 	sc_create(s, 1, ALL(0));
 	sc_map(s, 1, sc_hugetlb(HUGE_H, BASE, GiB(1), 0, 30, MM_VMA_SHARED), ALL(0));
-	sc_observe(s, 1, BASE, BASE + GiB(1), RUNS({ BASE, BASE + GiB(1), true }),
+	sc_observe(s, 1, BASE, BASE + GiB(1), RUNS({ BASE, BASE + GiB(1), true, false }),
 		   ALL(262144));
 	sc_tables(s, W_ALL, 1, 0, 0, 1);
 	sc_faults(s, W_ALL, 1, 0, 262144);
@@ -138,7 +168,7 @@ static void observe_hugetlb_2m(void **state)
 
 	sc_create(s, 1, ALL(0));
 	sc_map(s, 1, sc_hugetlb(HUGE_H, BASE, MiB(4), 0, 21, MM_VMA_SHARED), ALL(0));
-	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(4), true }),
+	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(4), true, false }),
 		   ALL(1024));
 	sc_tables(s, W_ALL, 1, 0, 1, 1);
 	sc_fault(s, 1, BASE + MiB(3), RD, ALL(0));
@@ -152,6 +182,7 @@ int main(void)
 		SC_TEST(observe_ignores_unmapped),
 		SC_TEST(observe_anon_thp),
 		SC_TEST(observe_file_leaf),
+		SC_TEST(observe_anon_pages),
 		SC_TEST(observe_hugetlb_1g),
 		SC_TEST(observe_hugetlb_2m),
 	};

@@ -70,7 +70,7 @@ static void protect_splits_anon_thp(void **state)
 	sc_map(s, 1, sc_anon(BASE, MiB(4), P_RW), ALL(0));
 	sc_fault(s, 1, BASE, WR, ALL(1));
 	/* khugepaged: the existing PTE table becomes the deposit; 511 pages new */
-	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(2), true }),
+	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(2), true, false }),
 		   ALL(511));
 	sc_tables(s, W_ALL, 1, 1, 1, 1); /* deposit counted as a PTE table */
 	sc_faults(s, W_ALL, 1, 1, 511);
@@ -94,7 +94,7 @@ static void protect_splits_file_leaf(void **state)
 	sc_create(s, 1, ALL(0));
 	sc_map(s, 1, sc_obj(MM_OBJ_FILE, FILE_F, BASE, MiB(4), 0, P_R,
 			    MM_VMA_SHARED), ALL(0));
-	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(2), true }),
+	sc_observe(s, 1, BASE, BASE + MiB(4), RUNS({ BASE, BASE + MiB(2), true, false }),
 		   ALL(512));
 	sc_tables(s, W_ALL, 1, 0, 1, 1); /* a file leaf: no PTE table */
 

@@ -468,7 +468,7 @@ static void share_observe(void **state)
 	two_procs_map(s, shm(BASE, MiB(4)));
 	sc_fault(s, 1, BASE, WR, ALL(1));
 	sc_fault(s, 1, BASE + PG, WR, ALL(1));
-	sc_observe(s, 2, BASE, BASE + MiB(2), RUNS({ BASE, BASE + 2 * PG, false }),
+	sc_observe(s, 2, BASE, BASE + MiB(2), RUNS({ BASE, BASE + 2 * PG, false, false }),
 		   RC(2, 0, 0, 2));
 	sc_faults(s, W_NOFSHARE, 2, 0, 2);
 	sc_faults(s, W_FSHARE, 2, 0, 0);
