@@ -47,17 +47,18 @@ static struct report_row *row_of(struct report *r, uint32_t pid)
 	return bsearch(&k, r->rows, r->nrows, sizeof(k), by_pid);
 }
 
-static int fill_rows(struct report *r)
+static int fill_rows(struct report *r, const struct report_input *in)
 {
-	const struct report_input *in = r->in;
-	r->rows = calloc(in->nprocs ? in->nprocs : 1, sizeof(*r->rows));
-	struct mm_proc_stats *s = calloc(in->nprocs ? in->nprocs : 1, sizeof(*s));
-	if (!r->rows || !s) {
+	r->procs = malloc((in->nprocs + 1) * sizeof(*r->procs));
+	r->rows = calloc(in->nprocs + 1, sizeof(*r->rows));
+	struct mm_proc_stats *s = calloc(in->nprocs + 1, sizeof(*s));
+	if (!r->procs || !r->rows || !s) {
 		free(s);
 		return -ENOMEM;
 	}
+	memcpy(r->procs, in->procs, in->nprocs * sizeof(*r->procs));
 	for (size_t i = 0; i < in->nprocs; i++)
-		r->rows[i].proc = &in->procs[i];
+		r->rows[i].proc = &r->procs[i];
 	r->nrows = in->nprocs;
 	qsort(r->rows, r->nrows, sizeof(*r->rows), by_pid);
 	for (size_t k = 0; k < in->ws->n; k++) {
@@ -173,7 +174,7 @@ static enum report_why why_unshared(const struct report *r, size_t g,
 				    size_t lo, size_t hi, size_t k)
 {
 	const struct report_mapping *m = &r->maps[g];
-	const struct mm_policy *p = &r->in->ws->policy[k];
+	const struct mm_policy *p = &r->pol[k].p;
 	if (m->nprocs > 1)
 		return WHY_NOT_POPULATED;
 	if (hi - lo == 1)
@@ -194,9 +195,26 @@ static enum report_why why_unshared(const struct report *r, size_t g,
 	return slot ? WHY_NOT_POPULATED : WHY_OTHER_SLOT;
 }
 
-static int fill_mappings(struct report *r)
+/* The name of obj, owned by the report (consecutive groups of one object
+ * share it). */
+static const char *name_of(struct report *r, const struct report_object *names,
+			   size_t n, const struct mm_object_id *obj)
 {
-	const struct report_input *in = r->in;
+	if (r->nmaps > 1 && !cmp_obj(&r->maps[r->nmaps - 2].obj, obj))
+		return r->maps[r->nmaps - 2].name;
+	struct report_object key = { .id = *obj };
+	const struct report_object *o = bsearch(&key, names, n, sizeof(key), cmp_named);
+	if (!o)
+		return "";
+	char *copy = strdup(o->name);
+	if (!copy)
+		return "";
+	r->names[r->nnames++] = copy;
+	return copy;
+}
+
+static int fill_mappings(struct report *r, const struct report_input *in)
+{
 	struct collect c = { .min = in->min_mapping };
 	for (size_t k = 0; k < in->ws->n; k++)
 		for (size_t i = 0; i < r->nrows; i++) {
@@ -207,7 +225,8 @@ static int fill_mappings(struct report *r)
 		}
 	qsort(c.e, c.n, sizeof(*c.e), cmp_entry);
 	struct report_object *names = malloc((in->nobjects + 1) * sizeof(*names));
-	if (!names || !(r->maps = calloc(c.n + 1, sizeof(*r->maps))))
+	if (!names || !(r->maps = calloc(c.n + 1, sizeof(*r->maps))) ||
+	    !(r->names = calloc(c.n + 1, sizeof(*r->names))))
 		goto nomem_names;
 	memcpy(names, in->objects, in->nobjects * sizeof(*names));
 	qsort(names, in->nobjects, sizeof(*names), cmp_named);
@@ -220,13 +239,9 @@ static int fill_mappings(struct report *r)
 				.obj = e->v.obj, .start = e->v.start, .end = e->v.end,
 				.offset = e->v.offset, .prot = e->v.prot,
 				.flags = e->v.flags, .anon_pages = e->v.anon_pages,
-				.first_pid = e->pid, .name = "",
+				.first_pid = e->pid,
 			};
-			struct report_object key = { .id = e->v.obj };
-			const struct report_object *o =
-				bsearch(&key, names, in->nobjects, sizeof(key), cmp_named);
-			if (o)
-				m->name = o->name;
+			m->name = name_of(r, names, in->nobjects, &e->v.obj);
 		} else {
 			m = &r->maps[r->nmaps - 1];
 		}
@@ -243,7 +258,7 @@ static int fill_mappings(struct report *r)
 				  !cmp_obj(&r->maps[hi].obj, &r->maps[lo].obj); hi++)
 			;
 		for (size_t g = lo; g < hi; g++)
-			for (size_t k = 0; k < in->ws->n; k++) {
+			for (size_t k = 0; k < r->npol; k++) {
 				struct report_mapping *m = &r->maps[g];
 				m->pol[k].why = m->pol[k].reason != MM_REASON_SHAREABLE
 							? WHY_MODEL
@@ -281,10 +296,37 @@ const char *report_why_text(const struct report_mapping *m, size_t policy)
 	return mm_reason_name(m->pol[policy].reason);
 }
 
+uint64_t report_sum3(const uint64_t *t)
+{
+	return t[PT_PTE] + t[PT_PMD] + t[PT_PUD];
+}
+
+static int fill_header(struct report *r, const struct report_input *in)
+{
+	snprintf(r->command, sizeof(r->command), "%s", in->command);
+	r->min_mapping = in->min_mapping;
+	r->npol = in->ws->n;
+	for (size_t k = 0; k < r->npol; k++) {
+		struct report_policy *p = &r->pol[k];
+		p->p = in->ws->policy[k];
+		char label[sizeof(p->label)];
+		snprintf(p->label, sizeof(p->label), "%s",
+			 report_policy_label(&p->p, label, sizeof(label)));
+		p->nfindings = mm_world_findings(in->ws->w[k], p->findings,
+						 sizeof(p->findings) / sizeof(p->findings[0]));
+	}
+	r->skips = malloc((in->nskips + 1) * sizeof(*r->skips));
+	if (!r->skips)
+		return -ENOMEM;
+	memcpy(r->skips, in->skips, in->nskips * sizeof(*r->skips));
+	r->nskips = in->nskips;
+	return 0;
+}
+
 int report_build(struct report *r, const struct report_input *in)
 {
-	*r = (struct report){ .in = in };
-	if (fill_rows(r) || fill_mappings(r)) {
+	*r = (struct report){ 0 };
+	if (fill_header(r, in) || fill_rows(r, in) || fill_mappings(r, in)) {
 		report_free(r);
 		return -ENOMEM;
 	}
@@ -293,8 +335,12 @@ int report_build(struct report *r, const struct report_input *in)
 
 void report_free(struct report *r)
 {
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
+	free(r->procs);
 	free(r->rows);
 	free(r->maps);
-	r->rows = NULL;
-	r->maps = NULL;
+	free(r->skips);
+	*r = (struct report){ 0 };
 }

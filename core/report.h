@@ -77,14 +77,31 @@ struct report_row {
 	struct mm_proc_stats s[WORLDS_MAX];
 };
 
+/* A policy as the report shows it, findings included. */
+struct report_policy {
+	struct mm_policy p;
+	char label[64];
+	struct mm_finding findings[8];
+	size_t nfindings;
+};
+
+/* Owns everything it shows: it outlives the worlds and the input. */
 struct report {
-	const struct report_input *in;
+	char command[32];
+	struct report_policy pol[WORLDS_MAX];
+	size_t npol;
+	struct report_proc *procs;
 	struct report_row *rows; /* by pid */
 	size_t nrows;
 	struct mm_world_totals totals[WORLDS_MAX];
 	double pss[WORLDS_MAX];
 	struct report_mapping *maps; /* by today's tables, largest first */
 	size_t nmaps;
+	char **names;                /* owned strings the mappings point to */
+	size_t nnames;
+	struct report_skip *skips;
+	size_t nskips;
+	uint64_t min_mapping;
 	size_t exact;            /* processes whose model equals VmPTE */
 	uint64_t model_kb, kernel_kb; /* sums over processes with a VmPTE */
 };
@@ -96,6 +113,7 @@ void report_text(FILE *f, const struct report *r, size_t top);
 void report_json(FILE *f, const struct report *r);
 
 const char *report_why_text(const struct report_mapping *m, size_t policy);
+uint64_t report_sum3(const uint64_t *levels);
 /* "name" or "name:levels" when the levels are not the policy's own. */
 const char *report_policy_label(const struct mm_policy *p, char *buf,
 				size_t len);

@@ -20,23 +20,17 @@ static void levels(struct json *j, const char *key, const uint64_t *v)
 	json_end_object(j);
 }
 
-static uint64_t sum3(const uint64_t *t)
-{
-	return t[PT_PTE] + t[PT_PMD] + t[PT_PUD];
-}
-
-static void policies(struct json *j, const struct worlds *ws)
+static void policies(struct json *j, const struct report *r)
 {
 	static const char *const scope[] = { "none", "file", "hugetlb-shared" };
 	static const char *const match[] = { "same-range", "object-slot" };
-	char label[64];
 	json_key(j, "policies");
 	json_array(j);
-	for (size_t k = 0; k < ws->n; k++) {
-		const struct mm_policy *p = &ws->policy[k];
+	for (size_t k = 0; k < r->npol; k++) {
+		const struct mm_policy *p = &r->pol[k].p;
 		json_object(j);
 		json_key(j, "label");
-		json_string(j, report_policy_label(p, label, sizeof(label)));
+		json_string(j, r->pol[k].label);
 		json_key(j, "name");
 		json_string(j, p->name);
 		json_key(j, "levels");
@@ -58,9 +52,7 @@ static void policies(struct json *j, const struct worlds *ws)
 
 static void totals(struct json *j, const struct report *r)
 {
-	const struct worlds *ws = r->in->ws;
-	char label[64];
-	uint64_t today = sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
+	uint64_t today = report_sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
 	json_key(j, "totals");
 	json_object(j);
 	json_key(j, "processes");
@@ -73,13 +65,13 @@ static void totals(struct json *j, const struct report *r)
 	json_u64(j, r->model_kb);
 	json_key(j, "policies");
 	json_object(j);
-	for (size_t k = 0; k < ws->n; k++) {
+	for (size_t k = 0; k < r->npol; k++) {
 		uint64_t shared[PT_NR_LEVELS] = { 0 };
 		for (size_t i = 0; i < r->nrows; i++)
 			for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 				shared[l] += r->rows[i].s[k].shared[l];
-		uint64_t bytes = sum3(r->totals[k].distinct) * MM_PAGE_SIZE;
-		json_key(j, report_policy_label(&ws->policy[k], label, sizeof(label)));
+		uint64_t bytes = report_sum3(r->totals[k].distinct) * MM_PAGE_SIZE;
+		json_key(j, r->pol[k].label);
 		json_object(j);
 		levels(j, "distinct", r->totals[k].distinct);
 		levels(j, "linked", r->totals[k].linked);
@@ -88,13 +80,11 @@ static void totals(struct json *j, const struct report *r)
 		json_u64(j, bytes);
 		json_key(j, "saved_bytes");
 		json_i64(j, (int64_t)today - (int64_t)bytes);
-		struct mm_finding fd[8];
-		size_t nf = mm_world_findings(ws->w[k], fd, 8);
 		json_key(j, "findings");
 		json_object(j);
-		for (size_t i = 0; i < nf; i++) {
-			json_key(j, fd[i].name);
-			json_u64(j, fd[i].count);
+		for (size_t i = 0; i < r->pol[k].nfindings; i++) {
+			json_key(j, r->pol[k].findings[i].name);
+			json_u64(j, r->pol[k].findings[i].count);
 		}
 		json_end_object(j);
 		json_end_object(j);
@@ -106,9 +96,7 @@ static void totals(struct json *j, const struct report *r)
 static void process(struct json *j, const struct report *r,
 		    const struct report_row *row)
 {
-	const struct worlds *ws = r->in->ws;
-	char label[64];
-	uint64_t today = sum3(row->s[0].tables) * MM_PAGE_SIZE;
+	uint64_t today = report_sum3(row->s[0].tables) * MM_PAGE_SIZE;
 	json_object(j);
 	json_key(j, "pid");
 	json_u64(j, row->proc->pid);
@@ -127,9 +115,9 @@ static void process(struct json *j, const struct report *r,
 	json_bool(j, row->proc->stable);
 	json_key(j, "policies");
 	json_object(j);
-	for (size_t k = 0; k < ws->n; k++) {
+	for (size_t k = 0; k < r->npol; k++) {
 		const struct mm_proc_stats *s = &row->s[k];
-		json_key(j, report_policy_label(&ws->policy[k], label, sizeof(label)));
+		json_key(j, r->pol[k].label);
 		json_object(j);
 		levels(j, "tables", s->tables);
 		levels(j, "shared", s->shared);
@@ -156,8 +144,6 @@ static void process(struct json *j, const struct report *r,
 static void mapping(struct json *j, const struct report *r,
 		    const struct report_mapping *m)
 {
-	const struct worlds *ws = r->in->ws;
-	char label[64];
 	char prot[4] = { m->prot & MM_PROT_READ ? 'r' : '-',
 			 m->prot & MM_PROT_WRITE ? 'w' : '-',
 			 m->prot & MM_PROT_EXEC ? 'x' : '-', 0 };
@@ -188,8 +174,8 @@ static void mapping(struct json *j, const struct report *r,
 	json_u64(j, m->first_pid);
 	json_key(j, "policies");
 	json_object(j);
-	for (size_t k = 0; k < ws->n; k++) {
-		json_key(j, report_policy_label(&ws->policy[k], label, sizeof(label)));
+	for (size_t k = 0; k < r->npol; k++) {
+		json_key(j, r->pol[k].label);
 		json_object(j);
 		json_key(j, "pte_tables");
 		json_u64(j, m->pol[k].tables);
@@ -215,10 +201,10 @@ void report_json(FILE *f, const struct report *r)
 	json_key(&j, "version");
 	json_u64(&j, REPORT_SCHEMA_VERSION);
 	json_key(&j, "command");
-	json_string(&j, r->in->command);
+	json_string(&j, r->command);
 	json_key(&j, "page_size");
 	json_u64(&j, MM_PAGE_SIZE);
-	policies(&j, r->in->ws);
+	policies(&j, r);
 	totals(&j, r);
 	json_key(&j, "processes");
 	json_array(&j);
@@ -226,7 +212,7 @@ void report_json(FILE *f, const struct report *r)
 		process(&j, r, &r->rows[i]);
 	json_end_array(&j);
 	json_key(&j, "min_mapping_bytes");
-	json_u64(&j, r->in->min_mapping);
+	json_u64(&j, r->min_mapping);
 	json_key(&j, "mappings");
 	json_array(&j);
 	for (size_t i = 0; i < r->nmaps; i++)
@@ -234,8 +220,8 @@ void report_json(FILE *f, const struct report *r)
 	json_end_array(&j);
 	json_key(&j, "not_modelled");
 	json_array(&j);
-	for (size_t i = 0; i < r->in->nskips; i++) {
-		const struct report_skip *s = &r->in->skips[i];
+	for (size_t i = 0; i < r->nskips; i++) {
+		const struct report_skip *s = &r->skips[i];
 		json_object(&j);
 		json_key(&j, "pid");
 		json_u64(&j, s->pid);

@@ -25,30 +25,24 @@ static uint64_t view(const struct mm_proc_stats *s)
 	return s->tables[PT_PTE] + s->tables[PT_PMD] + s->tables[PT_PUD];
 }
 
-static uint64_t sum3(const uint64_t *t)
-{
-	return t[PT_PTE] + t[PT_PMD] + t[PT_PUD];
-}
-
 static void totals(FILE *f, const struct report *r)
 {
-	const struct worlds *ws = r->in->ws;
-	char a[16], b[16], label[64];
-	uint64_t today = sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
+	char a[16], b[16];
+	uint64_t today = report_sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
 	fprintf(f, "%-26s %12s %10s %10s %10s\n", "policy", "table pages",
 		"memory", "shared", "saved");
 	if (r->nrows)
 		fprintf(f, "%-26s %12" PRIu64 " %10s\n", "kernel VmPTE (sum)",
 			r->kernel_kb / 4, human(r->kernel_kb * 1024, a, sizeof(a)));
-	for (size_t k = 0; k < ws->n; k++) {
-		uint64_t pages = sum3(r->totals[k].distinct);
+	for (size_t k = 0; k < r->npol; k++) {
+		uint64_t pages = report_sum3(r->totals[k].distinct);
 		uint64_t shared = 0;
 		for (size_t i = 0; i < r->nrows; i++)
-			shared += sum3(r->rows[i].s[k].shared);
+			shared += report_sum3(r->rows[i].s[k].shared);
 		uint64_t bytes = pages * MM_PAGE_SIZE;
-		fprintf(f, "%-26s %12" PRIu64 " %10s", k ? report_policy_label(
-			&ws->policy[k], label, sizeof(label)) : "linux (today, model)",
-			pages, human(bytes, a, sizeof(a)));
+		fprintf(f, "%-26s %12" PRIu64 " %10s",
+			k ? r->pol[k].label : "linux (today, model)", pages,
+			human(bytes, a, sizeof(a)));
 		if (k)
 			fprintf(f, " %10" PRIu64 " %10s (%.1f%%)", shared,
 				human(today - bytes, b, sizeof(b)),
@@ -75,8 +69,6 @@ static int by_today(const void *x, const void *y)
 
 static void processes(FILE *f, const struct report *r, size_t top)
 {
-	const struct worlds *ws = r->in->ws;
-	char label[64];
 	const struct report_row **order = malloc((r->nrows + 1) * sizeof(*order));
 	if (!order)
 		return;
@@ -87,12 +79,11 @@ static void processes(FILE *f, const struct report *r, size_t top)
 	fprintf(f, "\nprocesses (%zu, by today's tables; kB)\n", r->nrows);
 	fprintf(f, "%7s %7s %-15s %7s %7s %5s", "pid", "ppid", "command",
 		"VmPTE", "model", "diff");
-	for (size_t k = 1; k < ws->n; k++)
-		fprintf(f, " | %-22.22s", report_policy_label(&ws->policy[k], label,
-							       sizeof(label)));
+	for (size_t k = 1; k < r->npol; k++)
+		fprintf(f, " | %-22.22s", r->pol[k].label);
 	fputc('\n', f);
 	fprintf(f, "%53s", "");
-	for (size_t k = 1; k < ws->n; k++)
+	for (size_t k = 1; k < r->npol; k++)
 		fprintf(f, " | %7s %7s %6s", "pss", "saved", "shared");
 	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
@@ -106,10 +97,10 @@ static void processes(FILE *f, const struct report *r, size_t top)
 				(int64_t)model - row->proc->vmpte_kb);
 		else
 			fprintf(f, "%7s %7" PRIu64 " %5s", "?", model, "");
-		for (size_t k = 1; k < ws->n; k++) {
+		for (size_t k = 1; k < r->npol; k++) {
 			double pss = row->s[k].pss_bytes / 1024;
 			fprintf(f, " | %7.0f %7.0f %6" PRIu64, pss, (double)model - pss,
-				sum3(row->s[k].shared));
+				report_sum3(row->s[k].shared));
 		}
 		fputs(row->proc->stable ? "\n" : "  (changed while read)\n", f);
 	}
@@ -120,11 +111,10 @@ static void processes(FILE *f, const struct report *r, size_t top)
 
 static void mappings(FILE *f, const struct report *r, size_t top)
 {
-	const struct worlds *ws = r->in->ws;
-	char a[16], label[64];
+	char a[16];
 	size_t n = top && top < r->nmaps ? top : r->nmaps;
 	fprintf(f, "\nmappings of %s or more (%zu, by today's tables)\n",
-		human(r->in->min_mapping, a, sizeof(a)), r->nmaps);
+		human(r->min_mapping, a, sizeof(a)), r->nmaps);
 	for (size_t i = 0; i < n; i++) {
 		const struct report_mapping *m = &r->maps[i];
 		fprintf(f, "%#14" PRIx64 " %9s %-7s %c%c%c%c %4" PRIu32 " proc %6"
@@ -136,10 +126,10 @@ static void mappings(FILE *f, const struct report *r, size_t top)
 			m->prot & MM_PROT_EXEC ? 'x' : '-',
 			m->flags & MM_VMA_SHARED ? 's' : 'p', m->nprocs,
 			m->pol[0].tables, *m->name ? m->name : "[anonymous]");
-		for (size_t k = 1; k < ws->n; k++)
+		for (size_t k = 1; k < r->npol; k++)
 			fprintf(f, "%16s %-22s %6" PRIu64 " shared: %s\n", "",
-				report_policy_label(&ws->policy[k], label, sizeof(label)),
-				m->pol[k].shared, report_why_text(m, k));
+				r->pol[k].label, m->pol[k].shared,
+				report_why_text(m, k));
 	}
 	if (n < r->nmaps)
 		fprintf(f, "... %zu more (--top 0 shows all)\n", r->nmaps - n);
@@ -147,29 +137,24 @@ static void mappings(FILE *f, const struct report *r, size_t top)
 
 static void notes(FILE *f, const struct report *r)
 {
-	const struct report_input *in = r->in;
-	char label[64];
-	if (in->nskips)
-		fprintf(f, "\nnot modelled (%zu):\n", in->nskips);
-	for (size_t i = 0; i < in->nskips; i++)
-		fprintf(f, "%7" PRIu32 "  %s\n", in->skips[i].pid, in->skips[i].what);
-	for (size_t k = 1; k < in->ws->n; k++) {
-		struct mm_finding fd[8];
-		size_t nf = mm_world_findings(in->ws->w[k], fd, 8);
-		for (size_t i = 0; i < nf; i++)
-			if (fd[i].count)
+	if (r->nskips)
+		fprintf(f, "\nnot modelled (%zu):\n", r->nskips);
+	for (size_t i = 0; i < r->nskips; i++)
+		fprintf(f, "%7" PRIu32 "  %s\n", r->skips[i].pid, r->skips[i].what);
+	for (size_t k = 1; k < r->npol; k++)
+		for (size_t i = 0; i < r->pol[k].nfindings; i++) {
+			const struct mm_finding *fd = &r->pol[k].findings[i];
+			if (fd->count)
 				fprintf(f, "%s finding %s: %" PRIu64 " (%s)\n",
-					report_policy_label(&in->ws->policy[k], label,
-							    sizeof(label)),
-					fd[i].name, fd[i].count, fd[i].what);
-	}
+					r->pol[k].label, fd->name, fd->count, fd->what);
+		}
 }
 
 void report_text(FILE *f, const struct report *r, size_t top)
 {
-	fprintf(f, "ptshare %s: %zu processes modelled", r->in->command, r->nrows);
-	if (r->in->nskips)
-		fprintf(f, ", %zu not (listed below)", r->in->nskips);
+	fprintf(f, "ptshare %s: %zu processes modelled", r->command, r->nrows);
+	if (r->nskips)
+		fprintf(f, ", %zu not (listed below)", r->nskips);
 	fputs("\n\n", f);
 	totals(f, r);
 	processes(f, r, top);
