@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define READ_TRIES 3
@@ -121,4 +122,28 @@ int proc_image_load(struct worlds *ws, const struct proc_image *img, char *err,
 		}
 	}
 	return 0;
+}
+
+const struct procfs_fs_table *fs_cache_get(struct fs_cache *c, int pid)
+{
+	char path[64], ns[64] = "self";
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	ssize_t n = readlink(path, ns, sizeof(ns) - 1);
+	ns[n > 0 ? n : 4] = '\0';
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->e[i].ns, ns))
+			return &c->e[i].fs;
+	size_t i = c->n < FS_CACHE_SIZE ? c->n++ : FS_CACHE_SIZE - 1;
+	procfs_fs_table_free(&c->e[i].fs);
+	snprintf(c->e[i].ns, sizeof(c->e[i].ns), "%s", ns);
+	if (procfs_fs_table_read(n > 0 ? pid : getpid(), &c->e[i].fs) < 0)
+		procfs_fs_table_free(&c->e[i].fs); /* names alone then */
+	return &c->e[i].fs;
+}
+
+void fs_cache_free(struct fs_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		procfs_fs_table_free(&c->e[i].fs);
+	c->n = 0;
 }

@@ -26,6 +26,19 @@ struct proc_image {
  */
 int proc_image_read(int pid, const struct procfs_fs_table *fs,
 		    struct proc_image *img);
+
+/* The tmpfs and hugetlbfs devices of each mount namespace, read once. */
+#define FS_CACHE_SIZE 8
+struct fs_cache {
+	struct {
+		char ns[64];
+		struct procfs_fs_table fs;
+	} e[FS_CACHE_SIZE];
+	size_t n;
+};
+
+const struct procfs_fs_table *fs_cache_get(struct fs_cache *c, int pid);
+void fs_cache_free(struct fs_cache *c);
 void proc_image_free(struct proc_image *img);
 
 /* Creates the process in every world, maps its VMAs and observes its pages.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Building the report from the worlds. */
 #include "report.h"
+#include "ptshare/wire.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -56,7 +57,8 @@ static int fill_rows(struct report *r, const struct report_input *in)
 		free(s);
 		return -ENOMEM;
 	}
-	memcpy(r->procs, in->procs, in->nprocs * sizeof(*r->procs));
+	if (in->nprocs)
+		memcpy(r->procs, in->procs, in->nprocs * sizeof(*r->procs));
 	for (size_t i = 0; i < in->nprocs; i++)
 		r->rows[i].proc = &r->procs[i];
 	r->nrows = in->nprocs;
@@ -228,7 +230,8 @@ static int fill_mappings(struct report *r, const struct report_input *in)
 	if (!names || !(r->maps = calloc(c.n + 1, sizeof(*r->maps))) ||
 	    !(r->names = calloc(c.n + 1, sizeof(*r->names))))
 		goto nomem_names;
-	memcpy(names, in->objects, in->nobjects * sizeof(*names));
+	if (in->nobjects)
+		memcpy(names, in->objects, in->nobjects * sizeof(*names));
 	qsort(names, in->nobjects, sizeof(*names), cmp_named);
 	for (size_t i = 0; i < c.n; i++) {
 		const struct vma_entry *e = &c.e[i];
@@ -296,6 +299,17 @@ const char *report_why_text(const struct report_mapping *m, size_t policy)
 	return mm_reason_name(m->pol[policy].reason);
 }
 
+const char *report_checkpoint_name(uint32_t reason)
+{
+	static const char *const names[] = {
+		[PTS_CK_CONNECT] = "connect", [PTS_CK_FORK] = "fork",
+		[PTS_CK_EXEC] = "exec", [PTS_CK_EXIT] = "exit",
+		[PTS_CK_TIMER] = "timer", [PTS_CK_RESYNC] = "resync",
+		[PTS_CK_FINAL] = "final",
+	};
+	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "?";
+}
+
 uint64_t report_sum3(const uint64_t *t)
 {
 	return t[PT_PTE] + t[PT_PMD] + t[PT_PUD];
@@ -318,8 +332,29 @@ static int fill_header(struct report *r, const struct report_input *in)
 	r->skips = malloc((in->nskips + 1) * sizeof(*r->skips));
 	if (!r->skips)
 		return -ENOMEM;
-	memcpy(r->skips, in->skips, in->nskips * sizeof(*r->skips));
+	if (in->nskips)
+		memcpy(r->skips, in->skips, in->nskips * sizeof(*r->skips));
 	r->nskips = in->nskips;
+	return report_set_finals(r, in->finals, in->nfinals, in->stream);
+}
+
+int report_set_finals(struct report *r, const struct report_final *finals,
+		      size_t n, const struct report_stream *stream)
+{
+	struct report_final *copy = malloc((n + 1) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, finals, n * sizeof(*copy));
+	free(r->finals);
+	r->finals = copy;
+	r->nfinals = n;
+	r->finals_exact = 0;
+	for (size_t i = 0; i < n; i++)
+		r->finals_exact += copy[i].model_kb >= 0 &&
+				   copy[i].model_kb == copy[i].proc.vmpte_kb;
+	if ((r->has_stream = stream))
+		r->stream = *stream;
 	return 0;
 }
 
@@ -342,5 +377,6 @@ void report_free(struct report *r)
 	free(r->rows);
 	free(r->maps);
 	free(r->skips);
+	free(r->finals);
 	*r = (struct report){ 0 };
 }

@@ -35,6 +35,22 @@ struct report_object {
 	const char *name;
 };
 
+/* A process at its last checkpoint (ptshare run). */
+struct report_final {
+	struct report_proc proc;  /* vmpte_kb as that checkpoint read it */
+	int64_t model_kb;         /* the linux model at that moment; -1: none */
+	uint32_t reason;          /* enum pts_ck_reason of that checkpoint */
+	bool alive;               /* still running when the report was made */
+	bool untraced;            /* lost its shim: static or setuid exec... */
+	uint64_t records, lost, malformed, refused, resyncs;
+};
+
+/* What the shims and /proc told (ptshare run). */
+struct report_stream {
+	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
+	uint64_t intercepted_bytes, proc_only_bytes;
+};
+
 struct report_input {
 	const char *command;
 	struct worlds *ws;
@@ -45,6 +61,9 @@ struct report_input {
 	const struct report_skip *skips;
 	size_t nskips;
 	uint64_t min_mapping; /* list mappings at least this big */
+	const struct report_final *finals; /* ptshare run: every process seen */
+	size_t nfinals;
+	const struct report_stream *stream; /* ptshare run, else NULL */
 };
 
 /* Why a mapping does or does not share, beyond the model's own reason. */
@@ -104,9 +123,17 @@ struct report {
 	uint64_t min_mapping;
 	size_t exact;            /* processes whose model equals VmPTE */
 	uint64_t model_kb, kernel_kb; /* sums over processes with a VmPTE */
+	struct report_final *finals;
+	size_t nfinals;
+	size_t finals_exact;     /* of them, model == VmPTE at that checkpoint */
+	bool has_stream;
+	struct report_stream stream;
 };
 
 int report_build(struct report *r, const struct report_input *in);
+/* Replaces the processes' last checkpoints and the stream figures. */
+int report_set_finals(struct report *r, const struct report_final *finals,
+		      size_t n, const struct report_stream *stream);
 void report_free(struct report *r);
 /* top: rows of processes and mappings to print, 0 for all. */
 void report_text(FILE *f, const struct report *r, size_t top);
@@ -114,6 +141,7 @@ void report_json(FILE *f, const struct report *r);
 
 const char *report_why_text(const struct report_mapping *m, size_t policy);
 uint64_t report_sum3(const uint64_t *levels);
+const char *report_checkpoint_name(uint32_t reason); /* enum pts_ck_reason */
 /* "name" or "name:levels" when the levels are not the policy's own. */
 const char *report_policy_label(const struct mm_policy *p, char *buf,
 				size_t len);

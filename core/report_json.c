@@ -191,6 +191,70 @@ static void mapping(struct json *j, const struct report *r,
 	json_end_object(j);
 }
 
+static void final_checkpoint(struct json *j, const struct report_final *x)
+{
+	json_object(j);
+	json_key(j, "pid");
+	json_u64(j, x->proc.pid);
+	json_key(j, "ppid");
+	json_u64(j, x->proc.ppid);
+	json_key(j, "uid");
+	json_u64(j, x->proc.uid);
+	json_key(j, "command");
+	json_string(j, x->proc.name);
+	json_key(j, "vmpte_kb");
+	json_i64(j, x->proc.vmpte_kb);
+	json_key(j, "model_kb");
+	json_i64(j, x->model_kb);
+	json_key(j, "stable");
+	json_bool(j, x->proc.stable);
+	json_key(j, "checkpoint");
+	json_string(j, report_checkpoint_name(x->reason));
+	json_key(j, "alive");
+	json_bool(j, x->alive);
+	json_key(j, "untraced");
+	json_bool(j, x->untraced);
+	json_key(j, "records");
+	json_u64(j, x->records);
+	json_key(j, "lost");
+	json_u64(j, x->lost);
+	json_key(j, "malformed");
+	json_u64(j, x->malformed);
+	json_key(j, "refused");
+	json_u64(j, x->refused);
+	json_key(j, "resyncs");
+	json_u64(j, x->resyncs);
+	json_end_object(j);
+}
+
+static void stream(struct json *j, const struct report *r)
+{
+	const struct report_stream *s = &r->stream;
+	json_key(j, "stream");
+	if (!r->has_stream) {
+		json_null(j);
+		return;
+	}
+	json_object(j);
+	json_key(j, "records");
+	json_u64(j, s->records);
+	json_key(j, "failed_calls");
+	json_u64(j, s->failed_calls);
+	json_key(j, "lost");
+	json_u64(j, s->lost);
+	json_key(j, "malformed");
+	json_u64(j, s->malformed);
+	json_key(j, "refused");
+	json_u64(j, s->refused);
+	json_key(j, "resyncs");
+	json_u64(j, s->resyncs);
+	json_key(j, "intercepted_bytes");
+	json_u64(j, s->intercepted_bytes);
+	json_key(j, "proc_only_bytes");
+	json_u64(j, s->proc_only_bytes);
+	json_end_object(j);
+}
+
 void report_json(FILE *f, const struct report *r)
 {
 	struct json j;
@@ -218,6 +282,12 @@ void report_json(FILE *f, const struct report *r)
 	for (size_t i = 0; i < r->nmaps; i++)
 		mapping(&j, r, &r->maps[i]);
 	json_end_array(&j);
+	json_key(&j, "final_checkpoints");
+	json_array(&j);
+	for (size_t i = 0; i < r->nfinals; i++)
+		final_checkpoint(&j, &r->finals[i]);
+	json_end_array(&j);
+	stream(&j, r);
 	json_key(&j, "not_modelled");
 	json_array(&j);
 	for (size_t i = 0; i < r->nskips; i++) {

@@ -135,6 +135,54 @@ static void mappings(FILE *f, const struct report *r, size_t top)
 		fprintf(f, "... %zu more (--top 0 shows all)\n", r->nmaps - n);
 }
 
+/* ptshare run: every process at its last checkpoint, and what the stream
+ * lost on the way. */
+static void finals(FILE *f, const struct report *r)
+{
+	if (!r->nfinals)
+		return;
+	fprintf(f, "\nmodel vs kernel at each process's last checkpoint: %zu of "
+		"%zu exact\n", r->finals_exact, r->nfinals);
+	for (size_t i = 0; i < r->nfinals; i++) {
+		const struct report_final *x = &r->finals[i];
+		if (x->model_kb >= 0 && x->model_kb == x->proc.vmpte_kb)
+			continue;
+		fprintf(f, "%7" PRIu32 " %-15.15s ", x->proc.pid, x->proc.name);
+		if (x->model_kb < 0 || x->proc.vmpte_kb < 0)
+			fputs("no checkpoint could read it\n", f);
+		else
+			fprintf(f, "model %" PRId64 " kB, VmPTE %" PRId64
+				" kB (%+" PRId64 ") at %s%s\n", x->model_kb,
+				x->proc.vmpte_kb, x->model_kb - x->proc.vmpte_kb,
+				report_checkpoint_name(x->reason),
+				x->proc.stable ? "" : ", changing while read");
+	}
+}
+
+static void stream(FILE *f, const struct report *r)
+{
+	const struct report_stream *s = &r->stream;
+	char a[16], b[16];
+	unsigned untraced = 0;
+	if (!r->has_stream)
+		return;
+	for (size_t i = 0; i < r->nfinals; i++)
+		untraced += r->finals[i].untraced;
+	fprintf(f, "\nrecords: %" PRIu64 " from the shim (%" PRIu64 " failed "
+		"calls), %" PRIu64 " lost, %" PRIu64 " malformed, %" PRIu64
+		" refused by the model, %" PRIu64 " resyncs from /proc\n",
+		s->records, s->failed_calls, s->lost, s->malformed, s->refused,
+		s->resyncs);
+	fprintf(f, "mapped: %s seen through interception, %s only through /proc"
+		" (the loader's and libc's own mappings)\n",
+		human(s->intercepted_bytes, a, sizeof(a)),
+		human(s->proc_only_bytes, b, sizeof(b)));
+	if (untraced)
+		fprintf(f, "%u processes ran without the shim (static or setuid "
+			"programs, or a cleared environment): modelled from /proc "
+			"only\n", untraced);
+}
+
 static void notes(FILE *f, const struct report *r)
 {
 	if (r->nskips)
@@ -153,11 +201,15 @@ static void notes(FILE *f, const struct report *r)
 void report_text(FILE *f, const struct report *r, size_t top)
 {
 	fprintf(f, "ptshare %s: %zu processes modelled", r->command, r->nrows);
+	if (r->nfinals)
+		fprintf(f, " at the peak, %zu seen in all", r->nfinals);
 	if (r->nskips)
 		fprintf(f, ", %zu not (listed below)", r->nskips);
 	fputs("\n\n", f);
 	totals(f, r);
+	finals(f, r);
 	processes(f, r, top);
 	mappings(f, r, top);
+	stream(f, r);
 	notes(f, r);
 }

@@ -95,33 +95,6 @@ static int check_observation(struct mm_world *w, struct mm_space *mm,
 	return 0;
 }
 
-/* A hugetlb VMA: each huge page is present or not as a whole. */
-static int observe_hugetlb(struct mm_world *w, struct mm_space *mm,
-			   struct mm_vma *v, uint64_t lo, uint64_t hi,
-			   const struct mm_run *runs, size_t n, size_t *ri,
-			   uint64_t *newly)
-{
-	uint64_t hsz = 1ULL << v->huge_shift;
-	unsigned leaf = vma_leaf_level(v);
-	for (uint64_t hp = lo; hp < hi; hp += hsz) {
-		while (*ri < n && runs[*ri].end <= hp)
-			(*ri)++;
-		if (*ri < n && runs[*ri].start < hp + hsz) {
-			int r = mm_populate(w, mm, v, hp, false);
-			if (r < 0)
-				return r;
-			*newly += r * (hsz >> MM_PAGE_SHIFT);
-			continue;
-		}
-		bool shared;
-		struct pt_table *t = pt_lookup(mm->pgd, hp, leaf, &shared);
-		unsigned i = pt_index(hp, leaf);
-		if (t && !shared && pt_entry_is_leaf(t->e[i]))
-			pt_clear_entry(w, t, i);
-	}
-	return 0;
-}
-
 /* The 2 MiB span at sb is mapped by one PMD leaf (a THP). */
 static int observe_thp(struct mm_world *w, struct mm_space *mm,
 		       struct mm_vma *v, uint64_t sb, uint64_t *newly)
@@ -192,33 +165,116 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	return 0;
 }
 
+/* The index of the first run ending after addr. */
+static size_t run_after(const struct mm_run *runs, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (runs[mid].end > addr)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * [cb, ce) of v, inside one unit: a huge page of a hugetlb VMA, present as a
+ * whole or not; or a 2 MiB span of small pages, which may be one THP.
+ */
+static int observe_unit(struct mm_world *w, struct mm_space *mm,
+			struct mm_vma *v, uint64_t cb, uint64_t ce,
+			const struct mm_run *runs, size_t n, uint64_t *newly)
+{
+	size_t ri = run_after(runs, n, cb);
+	bool any = ri < n && runs[ri].start < ce;
+	if (v->huge_shift) {
+		unsigned leaf = vma_leaf_level(v);
+		if (any) {
+			int r = mm_populate(w, mm, v, cb, false);
+			*newly += r > 0 ? (ce - cb) >> MM_PAGE_SHIFT : 0;
+			return r < 0 ? r : 0;
+		}
+		bool shared;
+		struct pt_table *t = pt_lookup(mm->pgd, cb, leaf, &shared);
+		unsigned i = pt_index(cb, leaf);
+		if (t && !shared && pt_entry_is_leaf(t->e[i]))
+			pt_clear_entry(w, t, i);
+		return 0;
+	}
+	uint64_t sb = align_down(cb, MM_SPAN(PT_PTE));
+	bool thp = any && runs[ri].huge && runs[ri].start <= sb &&
+		   runs[ri].end >= sb + MM_SPAN(PT_PTE) && v->start <= sb &&
+		   sb + MM_SPAN(PT_PTE) <= v->end;
+	return thp ? observe_thp(w, mm, v, sb, newly)
+		   : observe_small(w, mm, v, cb, ce, runs, n, ri, newly);
+}
+
+struct absent {
+	struct mm_world *w;
+	struct mm_space *mm;
+	struct mm_vma *v;
+	uint64_t lo, hi, unit;
+	const struct mm_run *runs;
+	size_t n;
+	uint64_t *newly;
+};
+
+/* The units below t the model holds something in but no run meets: what
+ * the scan says is gone. */
+static int clear_absent(struct absent *a, struct pt_table *t, uint64_t tbase)
+{
+	uint64_t esz = MM_ENTRY(t->level);
+	unsigned lo, hi;
+	pt_entries_in(t, tbase, a->lo, a->hi, &lo, &hi);
+	for (unsigned i = lo; i <= hi; i++) {
+		uint64_t e = t->e[i], eb = tbase + i * esz;
+		if (!e)
+			continue;
+		if (esz > a->unit) {
+			if (pt_entry_is_table(e) &&
+			    clear_absent(a, pt_entry_table(e), eb))
+				return -ENOMEM;
+			continue;
+		}
+		uint64_t cb = max_u64(eb, a->lo), ce = min_u64(eb + esz, a->hi);
+		size_t ri = run_after(a->runs, a->n, cb);
+		if ((ri == a->n || a->runs[ri].start >= ce) &&
+		    observe_unit(a->w, a->mm, a->v, cb, ce, a->runs, a->n, a->newly))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The units the runs meet, then those the model holds with no run: never a
+ * walk of the whole VMA, which may span terabytes (a sanitizer's shadow, a
+ * reserved heap) of which the scan saw a few pages.
+ */
 static int observe_vma(struct mm_world *w, struct mm_space *mm,
 		       struct mm_vma *v, uint64_t lo, uint64_t hi,
 		       const struct mm_run *runs, size_t n, uint64_t *newly)
 {
-	size_t ri = 0;
 	/* Anonymous pages in a private mapping: it was written (anon_vma). */
 	for (size_t j = 0; !v->anon && !(v->flags & MM_VMA_SHARED) && j < n &&
 			   runs[j].start < hi; j++)
 		if (runs[j].anon && runs[j].end > lo)
 			v->anon = ++w->next_anon;
-	if (v->huge_shift)
-		return observe_hugetlb(w, mm, v, lo, hi, runs, n, &ri, newly);
-	for (uint64_t cb = lo; cb < hi;) {
-		uint64_t sb = align_down(cb, MM_SPAN(PT_PTE));
-		uint64_t ce = min_u64(sb + MM_SPAN(PT_PTE), hi);
-		while (ri < n && runs[ri].end <= cb)
-			ri++;
-		bool thp = ri < n && runs[ri].huge && runs[ri].start <= sb &&
-			   runs[ri].end >= sb + MM_SPAN(PT_PTE) &&
-			   v->start <= sb && sb + MM_SPAN(PT_PTE) <= v->end;
-		int r = thp ? observe_thp(w, mm, v, sb, newly)
-			    : observe_small(w, mm, v, cb, ce, runs, n, ri, newly);
-		if (r)
-			return r;
-		cb = ce;
+	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
+	uint64_t done = lo;
+	for (size_t j = 0; j < n && runs[j].start < hi; j++) {
+		uint64_t cb = max_u64(done, max_u64(lo, align_down(runs[j].start, unit)));
+		uint64_t re = min_u64(runs[j].end, hi);
+		for (; cb < re; cb = done) {
+			done = min_u64(align_down(cb, unit) + unit, hi);
+			int r = observe_unit(w, mm, v, cb, done, runs, n, newly);
+			if (r)
+				return r;
+		}
 	}
-	return 0;
+	struct absent a = { w, mm, v, lo, hi, unit, runs, n, newly };
+	return clear_absent(&a, mm->pgd, 0);
 }
 
 int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,

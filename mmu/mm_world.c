@@ -41,6 +41,11 @@ const struct mm_policy *mm_world_policy(const struct mm_world *w)
 	return &w->policy;
 }
 
+void mm_world_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS])
+{
+	memcpy(out, w->tables, sizeof(w->tables));
+}
+
 size_t mm_world_table_bytes(const struct mm_world *w)
 {
 	return pt_pool_bytes(&w->pool);

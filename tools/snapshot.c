@@ -13,8 +13,6 @@
 #include "proc_image.h"
 #include "report.h"
 
-#define NS_CACHE 8
-
 struct snapshot {
 	struct worlds ws;
 	struct report_proc *procs;
@@ -23,11 +21,7 @@ struct snapshot {
 	size_t nskips, cap_skips;
 	struct report_object *objects;
 	size_t nobjects, cap_objects;
-	struct {
-		char ns[64];
-		struct procfs_fs_table fs;
-	} ns[NS_CACHE];
-	size_t nns;
+	struct fs_cache fs;
 };
 
 static void usage(FILE *f)
@@ -79,24 +73,6 @@ static int skip(struct snapshot *s, int pid, int err, const char *what)
 	return 0;
 }
 
-/* The tmpfs and hugetlbfs devices of pid's mount namespace. */
-static const struct procfs_fs_table *fs_of(struct snapshot *s, int pid)
-{
-	char path[64], ns[64] = "self";
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
-	ssize_t n = readlink(path, ns, sizeof(ns) - 1);
-	ns[n > 0 ? n : 4] = '\0';
-	for (size_t i = 0; i < s->nns; i++)
-		if (!strcmp(s->ns[i].ns, ns))
-			return &s->ns[i].fs;
-	size_t i = s->nns < NS_CACHE ? s->nns++ : NS_CACHE - 1;
-	procfs_fs_table_free(&s->ns[i].fs);
-	snprintf(s->ns[i].ns, sizeof(s->ns[i].ns), "%s", ns);
-	if (procfs_fs_table_read(n > 0 ? pid : getpid(), &s->ns[i].fs))
-		procfs_fs_table_free(&s->ns[i].fs); /* names alone then */
-	return &s->ns[i].fs;
-}
-
 static int add_names(struct snapshot *s, const struct procfs_maps *maps)
 {
 	for (size_t i = 0; i < maps->n; i++) {
@@ -132,7 +108,7 @@ static int take(struct snapshot *s, int pid)
 {
 	struct proc_image img = { 0 };
 	char err[256];
-	int r = proc_image_read(pid, fs_of(s, pid), &img);
+	int r = proc_image_read(pid, fs_cache_get(&s->fs, pid), &img);
 	if (r == -ENODATA) /* kernel thread, zombie: nothing to model */
 		goto out;
 	if (!r && (r = proc_image_load(&s->ws, &img, err, sizeof(err)))) {
@@ -210,8 +186,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->objects);
 	free(s->procs);
 	free(s->skips);
-	for (size_t i = 0; i < s->nns; i++)
-		procfs_fs_table_free(&s->ns[i].fs);
+	fs_cache_free(&s->fs);
 }
 
 static int parse_u64(const char *s, uint64_t *out)

@@ -174,6 +174,10 @@ int mm_proc_stats(const struct mm_world *w, uint32_t pid,
 int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 		   struct mm_world_totals *totals);
 
+/* Table pages that exist system-wide, per level: distinct[] of
+ * mm_world_stats() without its walk. */
+void mm_world_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS]);
+
 /* Bytes the world holds from the system for its table pages. */
 size_t mm_world_table_bytes(const struct mm_world *w);
 

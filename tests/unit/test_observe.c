@@ -116,6 +116,30 @@ static void observe_file_leaf(void **state)
 }
 
 /*
+ * A VMA of terabytes (a sanitizer's shadow, a reserved heap): the runs at
+ * its far ends are added, the page the scan no longer sees is cleared, and
+ * the tables in between are never allocated.  1 TiB from BASE spans two
+ * 512 GiB PUD pages; each end has a PMD page and a PTE table.
+ */
+static void observe_huge_vma(void **state)
+{
+	struct sc *s = *state;
+	const uint64_t len = GiB(1024);
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_anon(BASE, len, P_RW), ALL(0));
+	sc_fault(s, 1, BASE, WR, ALL(1));
+	sc_observe(s, 1, BASE, BASE + len,
+		   RUNS({ BASE + len - PG, BASE + len, false, true }), ALL(1));
+	/* PUD pages of both 512 GiB halves, a PMD page and PTE table at each
+	 * end; the page at BASE was cleared, its table kept. */
+	sc_tables(s, W_ALL, 1, 2, 2, 2);
+	sc_fault(s, 1, BASE, RD, ALL(1));
+	sc_fault(s, 1, BASE + len - PG, RD, ALL(0));
+	sc_faults(s, W_ALL, 1, 2, 1);
+}
+
+/*
  * An anon run (anonymous pages, not page cache) in a private file mapping
  * proves it was written: the VMA gets anon pages, so fork copies its tables
  * (3: PUD + PMD + PTE; 1 page) and the sharing policies no longer share it.
@@ -183,6 +207,7 @@ int main(void)
 		SC_TEST(observe_anon_thp),
 		SC_TEST(observe_file_leaf),
 		SC_TEST(observe_anon_pages),
+		SC_TEST(observe_huge_vma),
 		SC_TEST(observe_hugetlb_1g),
 		SC_TEST(observe_hugetlb_2m),
 	};
