@@ -225,7 +225,8 @@ static int fill_mappings(struct report *r, const struct report_input *in)
 			if (mm_proc_vmas(in->ws->w[k], c.pid, collect_vma, &c) == -ENOMEM)
 				goto nomem;
 		}
-	qsort(c.e, c.n, sizeof(*c.e), cmp_entry);
+	if (c.n)
+		qsort(c.e, c.n, sizeof(*c.e), cmp_entry);
 	struct report_object *names = malloc((in->nobjects + 1) * sizeof(*names));
 	if (!names || !(r->maps = calloc(c.n + 1, sizeof(*r->maps))) ||
 	    !(r->names = calloc(c.n + 1, sizeof(*r->names))))

@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/* Ingest: connections and sessions, record validation, the trace, and the
+ * report of a run. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ingest_internal.h"
+
+#define HELD_MAX (256u << 10)   /* a pending child's packets, at most */
+#define MALFORMED_MAX 64        /* in a row, then the connection is dropped */
+
+/* Records are copied here before use: packets and trace frames need not
+ * be aligned for the structs. */
+union aligned_rec {
+	struct pts_hdr h;
+	uint64_t align;
+	uint8_t b[PTS_REC_MAX];
+};
+
+int grow_array(void **arr, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*arr, n * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace)
+{
+	struct ingest *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->ws = ws;
+	g->live = live;
+	g->trace = trace;
+	if (trace) {
+		static const char magic[16] = "PTSHARE-TRACE\n";
+		uint32_t v[2] = { PTS_WIRE_VERSION, 0 };
+		fwrite(magic, 1, sizeof(magic), g->trace);
+		fwrite(v, sizeof(v), 1, g->trace);
+	}
+	return g;
+}
+
+static void session_free(struct session *s)
+{
+	free(s->ck.vma);
+	free(s->ck.run);
+	free(s->held.buf);
+	free(s);
+}
+
+void ingest_free(struct ingest *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->nsess; i++)
+		session_free(g->sess[i]);
+	for (size_t i = 0; i < g->nnames; i++)
+		free(g->names[i].name);
+	report_free(&g->peak);
+	if (g->fs)
+		fs_cache_free(g->fs);
+	free(g->fs);
+	free(g->sess);
+	free(g->conn);
+	free(g->finals);
+	free(g->names);
+	free(g->devs);
+	free(g->procs);
+	free(g->objects);
+	free(g);
+}
+
+static size_t sess_index(const struct ingest *g, int32_t pid)
+{
+	size_t lo = 0, hi = g->nsess;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->sess[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct session *session_of(struct ingest *g, int32_t pid)
+{
+	size_t i = sess_index(g, pid);
+	return i < g->nsess && g->sess[i]->pid == pid ? g->sess[i] : NULL;
+}
+
+static struct session *session_new(struct ingest *g, int32_t pid, uint32_t uid)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	if (!s || grow_array((void **)&g->sess, &g->cap_sess, g->nsess + 1,
+			     sizeof(*g->sess))) {
+		free(s);
+		return NULL;
+	}
+	size_t i = sess_index(g, pid);
+	memmove(&g->sess[i + 1], &g->sess[i], (g->nsess - i) * sizeof(*g->sess));
+	g->sess[i] = s;
+	g->nsess++;
+	s->pid = pid;
+	s->uid = uid;
+	s->last = (struct report_final){
+		.proc = { .pid = (uint32_t)pid, .uid = uid, .vmpte_kb = -1 },
+		.model_kb = -1,
+		.alive = true,
+	};
+	return s;
+}
+
+/* A process that is gone: its last checkpoint joins the finals and the
+ * worlds forget it. */
+static void session_end(struct ingest *g, struct session *s)
+{
+	if (!grow_array((void **)&g->finals, &g->cap_finals, g->nfinals + 1,
+			sizeof(*g->finals))) {
+		s->last.alive = false;
+		s->last.untraced = s->untraced;
+		g->finals[g->nfinals++] = s->last;
+	}
+	if (s->in_model)
+		for (size_t k = 0; k < g->ws->n; k++)
+			mm_exit(g->ws->w[k], (uint32_t)s->pid);
+	if (s->conn && s->conn < g->nconn)
+		g->conn[s->conn] = NULL;
+	size_t i = sess_index(g, s->pid);
+	memmove(&g->sess[i], &g->sess[i + 1], (g->nsess - i - 1) * sizeof(*g->sess));
+	g->nsess--;
+	session_free(s);
+}
+
+/* A record the model or the protocol refused: counted, and the process
+ * will be read again from /proc. */
+void session_refused(struct ingest *g, struct session *s, const char *why)
+{
+	(void)why;
+	s->last.refused++;
+	g->stream.refused++;
+	if (g->live && s->in_model && !s->in_checkpoint)
+		checkpoint_read(g, s, PTS_CK_RESYNC);
+}
+
+static void trace_frame(struct ingest *g, int32_t pid, uint32_t conn,
+			const struct pts_hdr *h)
+{
+	uint32_t frame[2] = { (uint32_t)pid, conn };
+	if (!g->trace)
+		return;
+	fwrite(frame, sizeof(frame), 1, g->trace);
+	fwrite(h, h->size, 1, g->trace);
+}
+
+static size_t body_size(uint16_t type)
+{
+	switch (type) {
+	case PTS_HELLO: return sizeof(struct pts_hello);
+	case PTS_MMAP: return sizeof(struct pts_mmap);
+	case PTS_MUNMAP: case PTS_MPROTECT: case PTS_MADVISE: case PTS_SHMDT:
+		return sizeof(struct pts_range);
+	case PTS_MREMAP: return sizeof(struct pts_mremap);
+	case PTS_SHMAT: return sizeof(struct pts_shmat);
+	case PTS_FORK: return sizeof(struct pts_fork);
+	case PTS_EXEC: case PTS_EXEC_FAILED: return sizeof(struct pts_exec);
+	case PTS_EXIT: return sizeof(struct pts_exit);
+	case PTS_LOST: return sizeof(struct pts_lost);
+	case PTS_CK_BEGIN: return sizeof(struct pts_ck_begin);
+	case PTS_CK_VMAS: return sizeof(struct pts_ck_vmas);
+	case PTS_CK_RUNS: return sizeof(struct pts_ck_runs);
+	case PTS_CK_END: return sizeof(struct pts_ck_end);
+	case PTS_CK_NAME: return sizeof(struct pts_ck_name);
+	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
+	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
+	default: return 0;
+	}
+}
+
+/* Whether buf is a well-formed record a shim (or, for traces, the daemon)
+ * may send; NULL when it is, else why not. */
+static const char *check_record(const union aligned_rec *r, size_t len,
+				bool from_shim)
+{
+	const struct pts_hdr *h = &r->h;
+	if (len < sizeof(*h))
+		return "shorter than a record header";
+	if (len > PTS_REC_MAX)
+		return "larger than any record";
+	if (h->size != len)
+		return "its size disagrees with its packet";
+	size_t body = body_size(h->type);
+	if (!body)
+		return "unknown record type";
+	if (from_shim != (h->type <= PTS_LOST))
+		return from_shim ? "a record only the daemon makes"
+				 : "a shim's record outside a connection";
+	if (h->nframes > PTS_MAX_FRAMES || (!from_shim && h->nframes))
+		return "too many call-stack frames";
+	size_t want = body + 8u * h->nframes;
+	switch (h->type) {
+	case PTS_CK_VMAS:
+		want = body + (size_t)((const struct pts_ck_vmas *)r)->n *
+				      sizeof(struct pts_ck_vma);
+		break;
+	case PTS_CK_RUNS:
+		want = body + (size_t)((const struct pts_ck_runs *)r)->n *
+				      sizeof(struct pts_ck_run);
+		break;
+	case PTS_CK_NAME:
+		want = body + ((const struct pts_ck_name *)r)->len;
+		break;
+	}
+	if (len < body || len != want)
+		return "its size does not fit its type";
+	if ((h->type == PTS_HELLO &&
+	     !memchr(((const struct pts_hello *)r)->exe, 0, 256)) ||
+	    ((h->type == PTS_EXEC || h->type == PTS_EXEC_FAILED) &&
+	     !memchr(((const struct pts_exec *)r)->path, 0, 256)))
+		return "an unterminated string";
+	return NULL;
+}
+
+static void ack(struct ingest_action *act, uint32_t conn, uint32_t seq)
+{
+	if (!act || act->nack >= INGEST_MAX_ACKS)
+		return;
+	struct pts_ack *a = &act->ack[act->nack].rec;
+	act->ack[act->nack++].conn = conn;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*a = (struct pts_ack){
+		.h = { .type = PTS_ACK, .size = sizeof(*a),
+		       .time_ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec },
+		.acked_seq = seq,
+	};
+}
+
+/* The process now exists in the worlds: its held records go through. */
+static void release_held(struct ingest *g, struct session *s,
+			 struct ingest_action *act)
+{
+	struct held h = s->held;
+	s->held = (struct held){ 0 };
+	if (h.overflowed)
+		session_refused(g, s, "too many records before its fork");
+	for (size_t off = 0; off + 4 <= h.len;) {
+		union aligned_rec r;
+		uint32_t len;
+		memcpy(&len, h.buf + off, 4);
+		memcpy(&r, h.buf + off + 4, len);
+		apply(g, s->pid, s->conn, &r, act);
+		off += 4 + len;
+	}
+	free(h.buf);
+}
+
+static void hold(struct session *s, const void *buf, size_t len)
+{
+	struct held *h = &s->held;
+	uint32_t n = (uint32_t)len;
+	if (h->overflowed || h->len + 4 + len > HELD_MAX ||
+	    grow_array((void **)&h->buf, &h->cap, h->len + 4 + len, 1)) {
+		h->overflowed = true;
+		return;
+	}
+	memcpy(h->buf + h->len, &n, 4);
+	memcpy(h->buf + h->len + 4, buf, len);
+	h->len += 4 + len;
+}
+
+/* The process enters the worlds: created, forked from its parent, or
+ * replaced by an exec. */
+static bool enter_model(struct ingest *g, struct session *s, int32_t parent)
+{
+	for (size_t k = 0; k < g->ws->n; k++) {
+		struct mm_world *w = g->ws->w[k];
+		uint32_t pid = (uint32_t)s->pid;
+		int r = parent > 0 ? mm_fork(w, (uint32_t)parent, pid)
+			: s->in_model ? mm_exec(w, pid) : mm_create(w, pid);
+		if (r) {
+			for (size_t j = 0; j < k; j++)
+				mm_exit(g->ws->w[j], pid);
+			s->in_model = false;
+			return false;
+		}
+	}
+	s->in_model = true;
+	return true;
+}
+
+static void hello(struct ingest *g, struct session *s, uint32_t conn,
+		  const struct pts_hello *r, struct ingest_action *act)
+{
+	snprintf(s->name, sizeof(s->name), "%.*s", (int)sizeof(s->name) - 1, r->exe);
+	snprintf(s->last.proc.name, sizeof(s->last.proc.name), "%s", s->name);
+	s->ppid = r->ppid;
+	s->last.proc.ppid = (uint32_t)r->ppid;
+	s->untraced = false;
+	if ((r->flags & PTS_HELLO_FORKED) && !s->in_model) {
+		s->hello_seq = r->h.seq; /* acked when the parent's PTS_FORK comes */
+		return;
+	}
+	uint32_t reason = s->in_model ? PTS_CK_EXEC : PTS_CK_CONNECT;
+	if (r->flags & PTS_HELLO_FORKED) {
+		reason = PTS_CK_FORK;
+	} else if (!enter_model(g, s, 0)) {
+		session_refused(g, s, "the model refused the process");
+		ack(act, conn, r->h.seq);
+		return;
+	}
+	s->exec_pending = false;
+	if (g->live)
+		checkpoint_read(g, s, reason);
+	ack(act, conn, r->h.seq);
+}
+
+static void fork_child(struct ingest *g, struct session *parent,
+		       const struct pts_fork *r, struct ingest_action *act)
+{
+	struct session *c = session_of(g, r->child);
+	if (c && c->in_model) {
+		session_refused(g, parent, "fork of a pid already known");
+		return;
+	}
+	if (!c && !(c = session_new(g, r->child, parent->uid)))
+		return;
+	snprintf(c->name, sizeof(c->name), "%s", parent->name);
+	snprintf(c->last.proc.name, sizeof(c->last.proc.name), "%s", c->name);
+	c->ppid = parent->pid;
+	c->last.proc.ppid = (uint32_t)parent->pid;
+	if (!enter_model(g, c, parent->pid)) {
+		session_refused(g, parent, "the model refused the fork");
+		return;
+	}
+	if (c->hello_seq) { /* its HELLO came first: it waits for us */
+		if (g->live)
+			checkpoint_read(g, c, PTS_CK_FORK);
+		ack(act, c->conn, c->hello_seq);
+		c->hello_seq = 0;
+		release_held(g, c, act);
+	}
+}
+
+/* A record from a shim, on the session its connection belongs to. */
+static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
+		       const union aligned_rec *r, struct ingest_action *act)
+{
+	const struct pts_hdr *h = &r->h;
+	g->stream.records++;
+	s->last.records++;
+	switch (h->type) {
+	case PTS_HELLO:
+		hello(g, s, conn, (const struct pts_hello *)r, act);
+		return;
+	case PTS_FORK:
+		fork_child(g, s, (const struct pts_fork *)r, act);
+		return;
+	case PTS_EXEC:
+		s->exec_pending = true;
+		return;
+	case PTS_EXEC_FAILED:
+		s->exec_pending = false;
+		return;
+	case PTS_EXIT:
+		if (g->live && s->in_model)
+			checkpoint_read(g, s, PTS_CK_EXIT);
+		ack(act, conn, h->seq);
+		return;
+	case PTS_LOST:
+		s->last.lost += ((const struct pts_lost *)r)->records;
+		g->stream.lost += ((const struct pts_lost *)r)->records;
+		if (g->live && s->in_model)
+			checkpoint_read(g, s, PTS_CK_RESYNC);
+		return;
+	}
+	if (h->flags & PTS_F_FAILED) {
+		g->stream.failed_calls++;
+		return;
+	}
+	if (s->in_model)
+		apply_call(g, s, h);
+}
+
+static void conn_open(struct ingest *g, uint32_t conn,
+		      const struct pts_conn *r)
+{
+	if (grow_array((void **)&g->conn, &g->cap_conn, conn + 1, sizeof(*g->conn)))
+		return;
+	for (size_t i = g->nconn; i <= conn; i++)
+		g->conn[i] = NULL;
+	g->nconn = conn + 1;
+	struct session *s = session_of(g, r->pid);
+	if (!s && !(s = session_new(g, r->pid, r->uid)))
+		return;
+	/* A new image may connect before the old one's close is seen. */
+	if (s->conn && s->conn < g->nconn)
+		g->conn[s->conn] = NULL;
+	s->conn = conn;
+	s->next_seq = 1;
+	s->malformed_run = 0;
+	g->conn[conn] = s;
+}
+
+static void conn_close(struct ingest *g, uint32_t conn)
+{
+	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+	if (!s)
+		return;
+	g->conn[conn] = NULL;
+	s->conn = 0;
+	/* An exec closes the old image's socket; the new image says HELLO. */
+	if (!s->exec_pending)
+		session_end(g, s);
+}
+
+void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
+	   struct ingest_action *act)
+{
+	const union aligned_rec *r = rec;
+	const struct pts_hdr *h = &r->h;
+	trace_frame(g, pid, conn, h);
+	switch (h->type) {
+	case PTS_CONN_OPEN:
+		conn_open(g, conn, (const struct pts_conn *)r);
+		return;
+	case PTS_CONN_CLOSE:
+		conn_close(g, conn);
+		return;
+	}
+	struct session *s = h->type >= PTS_CK_BEGIN ? session_of(g, pid)
+		: conn < g->nconn ? g->conn[conn] : NULL;
+	if (h->type >= PTS_CK_BEGIN)
+		apply_checkpoint(g, s, h);
+	else if (s)
+		apply_shim(g, s, conn, r, act);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
+{
+	uint32_t conn = g->nconn ? (uint32_t)g->nconn : 1;
+	struct pts_conn r = {
+		.h = { .type = PTS_CONN_OPEN, .size = sizeof(r), .time_ns = now_ns() },
+		.pid = pid, .uid = uid,
+	};
+	apply(g, pid, conn, &r, NULL);
+	return conn < g->nconn && g->conn[conn] ? conn : 0;
+}
+
+void ingest_disconnect(struct ingest *g, uint32_t conn)
+{
+	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+	struct pts_conn r = {
+		.h = { .type = PTS_CONN_CLOSE, .size = sizeof(r), .time_ns = now_ns() },
+		.pid = s ? s->pid : 0,
+	};
+	if (s)
+		apply(g, s->pid, conn, &r, NULL);
+}
+
+void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
+		   struct ingest_action *act)
+{
+	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+	union aligned_rec r;
+	if (!s)
+		return;
+	memcpy(&r, buf, len < sizeof(r) ? len : sizeof(r));
+	const char *bad = check_record(&r, len, true);
+	if (!bad && r.h.seq != s->next_seq) {
+		uint32_t gap = r.h.seq - s->next_seq;
+		if (r.h.seq > s->next_seq) {
+			s->last.lost += gap;
+			g->stream.lost += gap;
+		}
+		bad = r.h.seq > s->next_seq ? NULL : "a sequence number again";
+		if (!bad && s->in_model && g->live)
+			checkpoint_read(g, s, PTS_CK_RESYNC);
+	}
+	if (!bad && (s->next_seq == 1) != (r.h.type == PTS_HELLO))
+		bad = r.h.type == PTS_HELLO ? "a second HELLO" : "no HELLO first";
+	if (bad) {
+		s->last.malformed++;
+		g->stream.malformed++;
+		if (act && ++s->malformed_run >= MALFORMED_MAX)
+			act->drop = true;
+		if (s->in_model && g->live)
+			checkpoint_read(g, s, PTS_CK_RESYNC);
+		return;
+	}
+	s->malformed_run = 0;
+	s->next_seq = r.h.seq + 1;
+	/* A forked child's records wait for its parent's PTS_FORK. */
+	if (!s->in_model && r.h.type != PTS_HELLO && s->hello_seq) {
+		hold(s, buf, len);
+		return;
+	}
+	apply(g, s->pid, conn, &r, act);
+}
+
+int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
+		  const void *rec, size_t len)
+{
+	union aligned_rec r;
+	if (len > sizeof(r))
+		return -EPROTO;
+	memcpy(&r, rec, len);
+	bool from_shim = len >= sizeof(r.h) && r.h.type <= PTS_LOST;
+	if (check_record(&r, len, from_shim))
+		return -EPROTO;
+	if (from_shim) {
+		struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+		if (s)
+			s->next_seq = r.h.seq + 1;
+	}
+	apply(g, pid, conn, &r, NULL);
+	return 0;
+}
+
+size_t ingest_live(const struct ingest *g)
+{
+	return g->nsess;
+}
+
+void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason)
+{
+	struct session *s = session_of(g, pid);
+	if (s && s->in_model && g->live)
+		checkpoint_read(g, s, reason);
+}
+
+/*
+ * Every process, now: the timer's checkpoint, and the end of a run's.  A
+ * process whose image did not say HELLO after an exec (a static or setuid
+ * program) or whose child never connected is followed from /proc alone; one
+ * that is gone without a goodbye ends here.
+ */
+void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
+{
+	for (size_t i = 0; i < g->nsess;) {
+		struct session *s = g->sess[i];
+		if (!s->conn && s->hello_seq == 0 && !s->in_model) {
+			i++;
+			continue;
+		}
+		if (s->exec_pending && !s->conn)
+			s->untraced = true;
+		if (s->in_model && g->live)
+			checkpoint_read(g, s, reason);
+		/* Read failed with ESRCH: the process is gone. */
+		if (!s->conn && s->last.proc.vmpte_kb < 0 && s->last.model_kb < 0 &&
+		    s->in_model && g->live) {
+			session_end(g, s);
+			continue;
+		}
+		i++;
+	}
+}
+
+const char *object_name(const struct ingest *g, const struct mm_object_id *id)
+{
+	for (size_t i = 0; i < g->nnames; i++)
+		if (g->names[i].id.kind == id->kind && g->names[i].id.dev == id->dev &&
+		    g->names[i].id.ino == id->ino)
+			return g->names[i].name;
+	return NULL;
+}
+
+/* The report input of the processes in the worlds now. */
+static int current_input(struct ingest *g, struct report_input *in,
+			 const char *command)
+{
+	free(g->procs);
+	free(g->objects);
+	g->procs = calloc(g->nsess + 1, sizeof(*g->procs));
+	g->objects = calloc(g->nnames + 1, sizeof(*g->objects));
+	if (!g->procs || !g->objects)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < g->nsess; i++)
+		if (g->sess[i]->in_model)
+			g->procs[n++] = g->sess[i]->last.proc;
+	for (size_t i = 0; i < g->nnames; i++)
+		g->objects[i] = (struct report_object){ g->names[i].id, g->names[i].name };
+	*in = (struct report_input){
+		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
+		.objects = g->objects, .nobjects = g->nnames,
+		.min_mapping = MM_SPAN(PT_PTE),
+	};
+	return 0;
+}
+
+/* Keeps the report of the moment the workload held the most tables today:
+ * the steady state a user asks about, before processes start to exit. */
+void ingest_capture_peak(struct ingest *g)
+{
+	uint64_t t[PT_NR_LEVELS];
+	mm_world_tables(g->ws->w[0], t);
+	uint64_t total = report_sum3(t);
+	struct report_input in;
+	struct report r;
+	if ((g->peak.nrows && total < g->peak_tables) ||
+	    current_input(g, &in, "run") || report_build(&r, &in))
+		return;
+	report_free(&g->peak);
+	g->peak = r;
+	g->peak_tables = total;
+}
+
+const struct report *ingest_report(struct ingest *g)
+{
+	ingest_capture_peak(g);
+	size_t n = g->nfinals + g->nsess;
+	struct report_final *all = calloc(n + 1, sizeof(*all));
+	if (all) {
+		if (g->nfinals)
+			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
+		for (size_t i = 0; i < g->nsess; i++) {
+			all[g->nfinals + i] = g->sess[i]->last;
+			all[g->nfinals + i].untraced = g->sess[i]->untraced;
+		}
+		report_set_finals(&g->peak, all, n, &g->stream);
+		free(all);
+	}
+	return &g->peak;
+}

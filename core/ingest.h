@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ingest: the records of traced processes applied to the worlds.  One
+ * mechanism for the live daemon and for a replay: every record, the
+ * checkpoints the daemon reads from /proc included, goes through
+ * ingest_record() in the order the daemon applied it, and a trace of those
+ * records (docs/wire-protocol.md) replays to the same report.
+ *
+ * Identity comes from the connection (SO_PEERCRED), never from a record.
+ * A record that is malformed, out of sequence or refused by the model marks
+ * its process for a resync from /proc and is counted; nothing a process
+ * sends can stop the others from being served.
+ */
+#ifndef PTSHARE_INGEST_H
+#define PTSHARE_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ptshare/wire.h"
+#include "report.h"
+#include "worlds.h"
+
+struct ingest;
+
+#define INGEST_MAX_ACKS 4
+
+/* What the daemon must do after a packet: send acks (to this connection,
+ * or to a forked child waiting for its parent's record), or drop the
+ * connection, which cannot be trusted.  Zero it before the call. */
+struct ingest_action {
+	struct {
+		uint32_t conn;
+		struct pts_ack rec;
+	} ack[INGEST_MAX_ACKS];
+	unsigned nack;
+	bool drop;
+};
+
+/*
+ * live: a daemon, which reads /proc at checkpoints (a replay reads them from
+ * its trace).  trace: where to append every applied record (`--record`), or
+ * NULL.  The worlds and the stream stay the caller's.
+ */
+struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace);
+void ingest_free(struct ingest *g);
+
+/* A connection opened by process pid (SO_PEERCRED).  Returns its id (> 0). */
+uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid);
+/* One packet received on connection conn (len may exceed PTS_REC_MAX when
+ * the sender lied: it is refused, not truncated). */
+void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
+		   struct ingest_action *act);
+/* The connection ended (EOF, error or drop). */
+void ingest_disconnect(struct ingest *g, uint32_t conn);
+
+/* Reads pid's /proc now and applies it as checkpoint records: what the
+ * daemon does when an action asks, and on its timer for every process. */
+void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason);
+void ingest_checkpoint_all(struct ingest *g, uint32_t reason);
+
+/* Applies one record of a trace: the subject's pid, the connection it came
+ * on (0 for checkpoint records), and the record. */
+int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
+		  const void *rec, size_t len);
+
+/* Processes still connected. */
+size_t ingest_live(const struct ingest *g);
+
+/* The report: the processes at the peak of today's tables, and every
+ * process seen at its last checkpoint.  Owned by the ingest, valid until
+ * its next call. */
+const struct report *ingest_report(struct ingest *g);
+
+#endif

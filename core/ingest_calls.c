@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/* The shim's records of mmap, munmap, mprotect, mremap, madvise, shmat and
+ * shmdt, applied to every world. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+
+#include "ingest_internal.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef SHM_EXEC
+#define SHM_EXEC 0100000
+#endif
+
+static uint64_t page_up(uint64_t len)
+{
+	return (len + MM_PAGE_SIZE - 1) & ~(MM_PAGE_SIZE - 1);
+}
+
+static int do_op(struct mm_world *w, const struct op *o)
+{
+	switch (o->kind) {
+	case OP_MAP:
+		return mm_map(w, o->pid, &o->map);
+	case OP_UNMAP:
+		return mm_unmap(w, o->pid, o->addr, o->len);
+	case OP_PROTECT:
+		return mm_protect(w, o->pid, o->addr, o->len, o->arg);
+	case OP_REMAP:
+		return mm_remap(w, o->pid, o->addr, o->len, o->new_addr,
+				o->new_len, o->arg);
+	case OP_ADVISE:
+		return mm_advise(w, o->pid, o->addr, o->len, o->arg);
+	case OP_POPULATE: /* the kernel faults every page in */
+		for (uint64_t a = o->addr; a < o->addr + o->len; a += o->step) {
+			int r = mm_fault(w, o->pid, a, o->arg);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* On every world, stopping at the first refusal (the worlds keep the same
+ * mappings, so the others would refuse too). */
+bool apply_op(struct ingest *g, struct session *s, const struct op *o)
+{
+	for (size_t k = 0; k < g->ws->n; k++)
+		if (do_op(g->ws->w[k], o) < 0) {
+			session_refused(g, s, mm_world_error(g->ws->w[k]));
+			return false;
+		}
+	return true;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * What the files of dev are.  A daemon asks the process's mounts once per
+ * device and keeps the answer as a PTS_CK_FS record, so that a replay, which
+ * has no mounts to ask, classifies the same way.
+ */
+int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
+		 struct dev_kind *out)
+{
+	for (size_t i = 0; i < g->ndevs; i++)
+		if (g->devs[i].dev == dev) {
+			*out = g->devs[i];
+			return 0;
+		}
+	*out = (struct dev_kind){ dev, MM_OBJ_FILE, 0 };
+	if (!g->live)
+		return 0;
+	struct procfs_fs_table fs = { 0 };
+	if (procfs_fs_table_read(s->pid, &fs) >= 0) {
+		for (size_t i = 0; i < fs.n; i++)
+			if (fs.fs[i].dev == dev)
+				*out = (struct dev_kind){ dev, fs.fs[i].kind,
+							  fs.fs[i].huge_shift };
+	}
+	procfs_fs_table_free(&fs);
+	struct pts_ck_fs r = {
+		.h = { .type = PTS_CK_FS, .size = sizeof(r), .time_ns = now_ns() },
+		.dev = dev, .kind = out->kind, .huge_shift = out->huge_shift,
+	};
+	apply(g, s->pid, 0, &r, NULL);
+	return 0;
+}
+
+static bool mmap_op(struct ingest *g, struct session *s,
+		    const struct pts_mmap *r, struct op *o)
+{
+	bool shared = (r->flags & MAP_TYPE) != MAP_PRIVATE;
+	bool fixed = (r->flags & MAP_FIXED) && !(r->flags & MAP_FIXED_NOREPLACE);
+	struct mm_mapping *m = &o->map;
+	*m = (struct mm_mapping){
+		.addr = r->addr, .len = page_up(r->len), .offset = r->offset,
+		.prot = (uint32_t)r->prot & (MM_PROT_READ | MM_PROT_WRITE | MM_PROT_EXEC),
+		.flags = (shared ? MM_VMA_SHARED : 0) |
+			 (r->flags & MAP_LOCKED ? MM_VMA_LOCKED : 0),
+		.fixed = fixed,
+	};
+	if (r->flags & MAP_ANONYMOUS) {
+		m->offset = 0;
+		if (r->flags & MAP_HUGETLB) {
+			unsigned shift = (r->flags >> MAP_HUGE_SHIFT) & 0x3f;
+			m->huge_shift = shift ? shift : 21;
+			m->obj = (struct mm_object_id){ MM_OBJ_HUGETLB, SYNTH_DEV,
+							++g->next_synth };
+		} else if (shared) {
+			m->obj = (struct mm_object_id){ MM_OBJ_SHMEM, SYNTH_DEV,
+							++g->next_synth };
+		}
+	} else {
+		struct dev_kind dk;
+		classify_dev(g, s, r->dev, &dk);
+		m->obj = (struct mm_object_id){ dk.kind, r->dev, r->ino };
+		m->huge_shift = dk.kind == MM_OBJ_HUGETLB ? dk.huge_shift : 0;
+	}
+	if (m->huge_shift)
+		m->len = (m->len + (1ULL << m->huge_shift) - 1) &
+			 ~((1ULL << m->huge_shift) - 1);
+	o->kind = OP_MAP;
+	return true;
+}
+
+/* MAP_POPULATE and MAP_LOCKED fault every page in; a private writable
+ * mapping with write faults (FOLL_WRITE), so it gets anonymous pages. */
+static void populate(struct ingest *g, struct session *s, uint64_t addr,
+		     uint64_t len, uint32_t prot, bool shared, uint32_t huge_shift,
+		     bool write)
+{
+	struct op o = {
+		.kind = OP_POPULATE, .pid = (uint32_t)s->pid, .addr = addr,
+		.len = len, .arg = write || ((prot & MM_PROT_WRITE) && !shared),
+		.step = huge_shift ? 1ULL << huge_shift : MM_PAGE_SIZE,
+	};
+	apply_op(g, s, &o);
+}
+
+/* shmdt(): the segment's VMAs from addr on (mremap and mprotect may have
+ * split it). */
+struct sysv_span {
+	uint64_t addr, end;
+	uint64_t ino;
+};
+
+static int find_sysv(const struct mm_vma_info *v, void *arg)
+{
+	struct sysv_span *sp = arg;
+	if (v->end <= sp->addr)
+		return 0;
+	if (v->obj.kind != MM_OBJ_SYSV || v->start != (sp->end ? sp->end : sp->addr) ||
+	    (sp->end && v->obj.ino != sp->ino))
+		return 1;
+	sp->ino = v->obj.ino;
+	sp->end = v->end;
+	return 0;
+}
+
+static const uint32_t advice_of[] = {
+	[MADV_DONTNEED] = MM_ADV_DONTNEED + 1,
+	[MADV_DONTNEED_LOCKED] = MM_ADV_DONTNEED + 1,
+	[MADV_REMOVE] = MM_ADV_REMOVE + 1,
+	[MADV_FREE] = MM_ADV_FREE + 1,
+	[MADV_DONTFORK] = MM_ADV_DONTFORK + 1,
+	[MADV_DOFORK] = MM_ADV_DOFORK + 1,
+	[MADV_WIPEONFORK] = MM_ADV_WIPEONFORK + 1,
+	[MADV_KEEPONFORK] = MM_ADV_KEEPONFORK + 1,
+};
+
+void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
+{
+	struct op o = { .pid = (uint32_t)s->pid };
+	const struct pts_range *rg = (const struct pts_range *)h;
+	switch (h->type) {
+	case PTS_MMAP: {
+		const struct pts_mmap *r = (const struct pts_mmap *)h;
+		mmap_op(g, s, r, &o);
+		if (!apply_op(g, s, &o))
+			return;
+		g->stream.intercepted_bytes += o.map.len;
+		if ((r->flags & (MAP_POPULATE | MAP_LOCKED)) &&
+		    !(r->flags & MAP_NONBLOCK))
+			populate(g, s, o.map.addr, o.map.len, o.map.prot,
+				 o.map.flags & MM_VMA_SHARED, o.map.huge_shift, false);
+		return;
+	}
+	case PTS_SHMAT: {
+		const struct pts_shmat *r = (const struct pts_shmat *)h;
+		o.kind = OP_MAP;
+		o.map = (struct mm_mapping){
+			.addr = r->addr, .len = page_up(r->len),
+			.obj = { MM_OBJ_SYSV, 0, (uint64_t)(uint32_t)r->shmid },
+			.prot = MM_PROT_READ |
+				(r->shmflg & SHM_RDONLY ? 0 : MM_PROT_WRITE) |
+				(r->shmflg & SHM_EXEC ? MM_PROT_EXEC : 0),
+			.flags = MM_VMA_SHARED,
+			.fixed = r->shmflg & SHM_REMAP,
+		};
+		if (apply_op(g, s, &o))
+			g->stream.intercepted_bytes += o.map.len;
+		return;
+	}
+	case PTS_SHMDT: {
+		struct sysv_span sp = { .addr = rg->addr };
+		mm_proc_vmas(g->ws->w[0], (uint32_t)s->pid, find_sysv, &sp);
+		if (!sp.end) {
+			session_refused(g, s, "shmdt of no segment");
+			return;
+		}
+		o.kind = OP_UNMAP;
+		o.addr = sp.addr;
+		o.len = sp.end - sp.addr;
+		break;
+	}
+	case PTS_MUNMAP:
+		o.kind = OP_UNMAP;
+		o.addr = rg->addr;
+		o.len = page_up(rg->len);
+		break;
+	case PTS_MPROTECT:
+		o.kind = OP_PROTECT;
+		o.addr = rg->addr;
+		o.len = page_up(rg->len);
+		o.arg = (uint32_t)rg->arg & (MM_PROT_READ | MM_PROT_WRITE | MM_PROT_EXEC);
+		break;
+	case PTS_MADVISE: {
+		uint32_t a = (uint32_t)rg->arg;
+		if (a == MADV_POPULATE_READ || a == MADV_POPULATE_WRITE) {
+			populate(g, s, rg->addr, page_up(rg->len), 0, true, 0,
+				 a == MADV_POPULATE_WRITE);
+			return;
+		}
+		/* Others (THP hints, WILLNEED...) change no table the model
+		 * keeps; the next checkpoint sees their effect. */
+		if (a >= sizeof(advice_of) / sizeof(advice_of[0]) || !advice_of[a])
+			return;
+		o.kind = OP_ADVISE;
+		o.addr = rg->addr;
+		o.len = page_up(rg->len);
+		o.arg = advice_of[a] - 1;
+		break;
+	}
+	case PTS_MREMAP: {
+		const struct pts_mremap *r = (const struct pts_mremap *)h;
+		o.kind = OP_REMAP;
+		o.addr = r->old_addr;
+		o.len = page_up(r->old_len);
+		o.new_addr = r->new_addr;
+		o.new_len = page_up(r->new_len);
+		o.arg = (uint32_t)r->flags &
+			(MM_REMAP_MAYMOVE | MM_REMAP_FIXED | MM_REMAP_DONTUNMAP);
+		if (apply_op(g, s, &o) && o.new_len > o.len)
+			g->stream.intercepted_bytes += o.new_len - o.len;
+		return;
+	}
+	default:
+		return;
+	}
+	apply_op(g, s, &o);
+}

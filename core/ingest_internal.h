@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* The ingest's private types, shared by core/ingest*.c, checkpoint.c and
+ * reconcile.c. */
+#ifndef PTSHARE_INGEST_INTERNAL_H
+#define PTSHARE_INGEST_INTERNAL_H
+
+#include <stdio.h>
+
+#include "ingest.h"
+#include "proc_image.h"
+#include "ptshare/procfs.h"
+
+/* Synthetic objects: shared anonymous memory has no file the shim can
+ * fstat.  Only fork shares it, so a number of our own identifies it. */
+#define SYNTH_DEV UINT64_MAX
+
+/* A /proc reading being assembled from checkpoint records. */
+struct ck_accum {
+	bool open;
+	uint32_t reason;
+	struct pts_ck_vma *vma;
+	size_t nvma, cap_vma;
+	struct mm_run *run;
+	size_t nrun, cap_run;
+};
+
+/* Packets that arrived before the process existed in the model: a forked
+ * child's, until its parent's PTS_FORK. */
+struct held {
+	uint8_t *buf; /* uint32 length, then the packet; repeated */
+	size_t len, cap;
+	bool overflowed;
+};
+
+struct session {
+	int32_t pid, ppid;
+	uint32_t uid;
+	uint32_t conn;           /* its connection, 0 when none */
+	uint32_t next_seq;
+	uint32_t hello_seq;      /* a HELLO waiting for its ACK, or 0 */
+	bool in_model;           /* the worlds know it */
+	bool exec_pending;       /* PTS_EXEC sent, the new image not yet seen */
+	bool untraced;           /* lives without a shim */
+	char name[REPORT_NAME_MAX];
+	struct report_final last; /* its last checkpoint */
+	struct ck_accum ck;
+	struct held held;
+	uint64_t malformed_run;  /* malformed records in a row */
+	bool in_checkpoint;      /* applying one: a refusal does not resync */
+};
+
+struct named {
+	struct mm_object_id id;
+	char *name;
+};
+
+struct dev_kind {
+	uint64_t dev;
+	uint32_t kind, huge_shift;
+};
+
+struct ingest {
+	struct worlds *ws;
+	FILE *trace;
+	bool live;               /* may read /proc (a daemon, not a replay) */
+	struct session **sess;   /* by pid */
+	size_t nsess, cap_sess;
+	struct session **conn;   /* by connection id */
+	size_t nconn, cap_conn;
+	struct report_final *finals; /* processes gone */
+	size_t nfinals, cap_finals;
+	struct report_stream stream;
+	struct named *names;
+	size_t nnames, cap_names;
+	struct dev_kind *devs;
+	size_t ndevs, cap_devs;
+	uint64_t next_synth;
+	struct fs_cache *fs;     /* live: the mounts, per mount namespace */
+	struct report peak;
+	uint64_t peak_tables;
+	struct report_proc *procs;   /* the input of the report being built */
+	struct report_object *objects;
+};
+
+/* ingest.c */
+struct session *session_of(struct ingest *g, int32_t pid);
+void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
+	   struct ingest_action *act);
+void session_refused(struct ingest *g, struct session *s, const char *why);
+void ingest_capture_peak(struct ingest *g);
+int grow_array(void **arr, size_t *cap, size_t need, size_t size);
+
+/* One model operation, the same for every world. */
+struct op {
+	enum { OP_MAP, OP_UNMAP, OP_PROTECT, OP_REMAP, OP_ADVISE, OP_POPULATE } kind;
+	uint32_t pid;
+	struct mm_mapping map;
+	uint64_t addr, len, new_addr, new_len;
+	uint32_t arg;      /* prot, remap flags, advice; populate: write */
+	uint64_t step;     /* populate: the page size */
+};
+
+/* ingest_calls.c: the shim's records, on the worlds */
+bool apply_op(struct ingest *g, struct session *s, const struct op *o);
+void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h);
+int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
+		 struct dev_kind *out);
+
+/* checkpoint.c */
+int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason);
+void apply_checkpoint(struct ingest *g, struct session *s,
+		      const struct pts_hdr *h);
+const char *object_name(const struct ingest *g, const struct mm_object_id *id);
+
+/* reconcile.c */
+void reconcile(struct ingest *g, struct session *s, const struct pts_ck_vma *v,
+	       size_t n);
+
+#endif

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record format: what the shim sends the daemon over a SOCK_SEQPACKET
+ * unix socket (one record per packet), and what a trace file keeps (the same
+ * records, framed; docs/wire-protocol.md).  Little-endian, fixed layouts, no
+ * pointers.  A reader must check every size against the type: records come
+ * from programs ptshare does not trust.
+ */
+#ifndef PTSHARE_WIRE_H
+#define PTSHARE_WIRE_H
+
+#include <stdint.h>
+
+#define PTS_WIRE_VERSION 1
+#define PTS_SOCKET_ENV "PTSHARE_SOCKET"   /* the daemon's socket path */
+#define PTS_OPTIONS_ENV "PTSHARE_OPTIONS" /* shim options, see below */
+#define PTS_MAX_FRAMES 16                 /* call-stack frames in a record */
+#define PTS_REC_MAX 4096                  /* no valid record is larger */
+
+enum pts_rec_type {
+	/* shim -> daemon */
+	PTS_HELLO = 1,  /* first record of every connection */
+	PTS_MMAP,
+	PTS_MUNMAP,
+	PTS_MPROTECT,
+	PTS_MREMAP,
+	PTS_MADVISE,
+	PTS_SHMAT,
+	PTS_SHMDT,
+	PTS_FORK,       /* in the parent, after fork() returned the child's pid */
+	PTS_EXEC,       /* just before an exec; PTS_EXEC_FAILED if it returns */
+	PTS_EXEC_FAILED,
+	PTS_EXIT,       /* exit(), _exit(): the daemon checkpoints, then acks */
+	PTS_LOST,       /* the shim dropped records it could not send */
+	/* daemon -> shim */
+	PTS_ACK = 64,
+	/* daemon-made, kept in traces: what /proc said at a checkpoint */
+	PTS_CK_BEGIN = 96,
+	PTS_CK_VMAS,
+	PTS_CK_RUNS,
+	PTS_CK_END,
+	PTS_CK_NAME,    /* a path for an object the checkpoints have not named */
+	PTS_CK_FS,      /* the kind of files on a device (tmpfs, hugetlbfs...) */
+	/* daemon-made, kept in traces: connections opening and closing */
+	PTS_CONN_OPEN = 112,
+	PTS_CONN_CLOSE,
+};
+
+/* Every record starts with this.  seq counts the records of one connection
+ * from 1; a gap means records were lost. */
+struct pts_hdr {
+	uint16_t type;
+	uint16_t size;    /* bytes, this header included */
+	uint32_t seq;
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint32_t tid;     /* the calling thread */
+	uint16_t nframes; /* return addresses after the body (<= PTS_MAX_FRAMES) */
+	uint16_t flags;   /* PTS_F_* */
+};
+
+enum pts_hdr_flag {
+	PTS_F_FAILED = 1u << 0, /* the call failed: errno in the body's result */
+};
+
+enum pts_hello_flag {
+	PTS_HELLO_FORKED = 1u << 0, /* a child of a traced fork(), before it returns */
+	PTS_HELLO_EXECED = 1u << 1, /* a new image after exec */
+	PTS_HELLO_UFFD = 1u << 2,   /* a userfaultfd comes with this record */
+};
+
+struct pts_hello {
+	struct pts_hdr h;
+	uint32_t version;  /* PTS_WIRE_VERSION */
+	uint32_t flags;    /* PTS_HELLO_* */
+	int32_t ppid;      /* as the process sees it (getppid()) */
+	uint32_t reserved;
+	char exe[256];     /* argv[0]-ish, NUL-terminated, may be truncated */
+};
+
+/* mmap(): addr is the result.  The backing object is identified by the
+ * shim with fstat() of fd: dev and ino; the daemon classifies it. */
+struct pts_mmap {
+	struct pts_hdr h;
+	uint64_t addr, len, offset;
+	int32_t prot, flags, fd;
+	int32_t result_errno; /* with PTS_F_FAILED */
+	uint64_t dev, ino;    /* 0 when fd < 0 or fstat failed */
+};
+
+/* munmap(), mprotect(), madvise(), shmdt(): a range and an argument. */
+struct pts_range {
+	struct pts_hdr h;
+	uint64_t addr, len;
+	int32_t arg;          /* prot, advice; 0 for munmap and shmdt */
+	int32_t result_errno;
+};
+
+struct pts_mremap {
+	struct pts_hdr h;
+	uint64_t old_addr, old_len, new_addr, new_len; /* new_addr: the result */
+	int32_t flags;
+	int32_t result_errno;
+};
+
+struct pts_shmat {
+	struct pts_hdr h;
+	uint64_t addr, len;   /* the result, and the segment's size */
+	int32_t shmid, shmflg;
+	int32_t result_errno;
+	uint32_t reserved;
+};
+
+struct pts_fork {
+	struct pts_hdr h;
+	int32_t child;
+	uint32_t reserved;
+};
+
+struct pts_exec {
+	struct pts_hdr h;
+	int32_t result_errno; /* PTS_EXEC_FAILED */
+	uint32_t reserved;
+	char path[256];
+};
+
+struct pts_exit {
+	struct pts_hdr h;
+	int32_t status;
+	uint32_t reserved;
+};
+
+struct pts_lost {
+	struct pts_hdr h;
+	uint64_t records;     /* dropped since the last PTS_LOST */
+};
+
+/* The daemon's reply to PTS_EXIT: the checkpoint is taken. */
+struct pts_ack {
+	struct pts_hdr h;
+	uint32_t acked_seq;
+	uint32_t reserved;
+};
+
+/*
+ * Checkpoint records, made by the daemon from /proc and kept in traces so a
+ * replay sees exactly what the live run saw: CK_BEGIN, any number of CK_VMAS
+ * and CK_RUNS, CK_END.  The pid is the record's subject.
+ */
+enum pts_ck_reason {
+	PTS_CK_CONNECT, PTS_CK_FORK, PTS_CK_EXEC, PTS_CK_EXIT, PTS_CK_TIMER,
+	PTS_CK_RESYNC, PTS_CK_FINAL,
+};
+
+struct pts_ck_begin {
+	struct pts_hdr h;
+	int32_t pid;
+	uint32_t reason;      /* enum pts_ck_reason */
+};
+
+struct pts_ck_vma {
+	uint64_t start, end, offset;
+	uint64_t dev, ino;    /* identity, as the model takes it */
+	uint32_t kind;        /* enum mm_obj_kind */
+	uint32_t prot;        /* enum mm_prot */
+	uint32_t flags;       /* enum mm_vma_flag */
+	uint32_t huge_shift;
+};
+
+struct pts_ck_vmas {
+	struct pts_hdr h;
+	uint32_t n;
+	uint32_t reserved;
+	struct pts_ck_vma vma[]; /* n of them; the record stays <= PTS_REC_MAX */
+};
+
+enum pts_run_flag {
+	PTS_RUN_HUGE = 1u << 0, /* mapped by huge leaves (struct mm_run.huge) */
+	PTS_RUN_ANON = 1u << 1, /* anonymous pages (struct mm_run.anon) */
+};
+
+struct pts_ck_run {
+	uint64_t start, end;
+	uint32_t flags;       /* PTS_RUN_* */
+	uint32_t reserved;
+};
+
+struct pts_ck_runs {
+	struct pts_hdr h;
+	uint32_t n;
+	uint32_t reserved;
+	struct pts_ck_run run[];
+};
+
+struct pts_ck_name {
+	struct pts_hdr h;
+	uint64_t dev, ino;
+	uint32_t kind;
+	uint32_t len;         /* bytes of name (no NUL); size = sizeof + len */
+	char name[];
+};
+
+/* A connection from pid (SO_PEERCRED) opened, or closed.  The frame's
+ * conn is the connection's number. */
+struct pts_conn {
+	struct pts_hdr h;
+	int32_t pid;
+	uint32_t uid;
+};
+
+/* How the daemon classified the files of a device, so that a replay
+ * classifies them the same way without the machine's mounts. */
+struct pts_ck_fs {
+	struct pts_hdr h;
+	uint64_t dev;
+	uint32_t kind;        /* MM_OBJ_FILE, MM_OBJ_SHMEM or MM_OBJ_HUGETLB */
+	uint32_t huge_shift;
+};
+
+struct pts_ck_end {
+	struct pts_hdr h;
+	int64_t vmpte_kb;     /* -1 when /proc could not be read */
+	uint32_t stable;      /* VmPTE did not change while it was read */
+	int32_t err;          /* why it could not be read (negative errno) */
+};
+
+#endif

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ingest fed records by hand, as a replay feeds them (no /proc): the
+ * session life cycle, the records becoming model operations, checkpoint
+ * records reconciling the model, and hostile input refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "ingest.h"
+
+#define BASE 0x100000000000ULL
+#define MIB (1ULL << 20)
+
+struct fixture {
+	struct worlds ws;
+	struct ingest *g;
+	uint32_t seq[64]; /* per connection */
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[128];
+	assert_int_equal(worlds_init(&f->ws, NULL, err, sizeof(err)), 0);
+	f->g = ingest_new(&f->ws, false, NULL);
+	assert_non_null(f->g);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	ingest_free(f->g);
+	worlds_free(&f->ws);
+	free(f);
+	return 0;
+}
+
+/* Sends rec (of size bytes) on conn with the next sequence number. */
+static void send_rec(struct fixture *f, uint32_t conn, void *rec, uint16_t type,
+		     size_t size, struct ingest_action *act)
+{
+	struct pts_hdr *h = rec;
+	h->type = type;
+	h->size = (uint16_t)size;
+	h->seq = ++f->seq[conn];
+	memset(act, 0, sizeof(*act));
+	ingest_packet(f->g, conn, rec, size, act);
+}
+
+static uint32_t hello(struct fixture *f, int32_t pid, uint32_t flags,
+		      struct ingest_action *act)
+{
+	uint32_t conn = ingest_connect(f->g, pid, 0);
+	assert_true(conn > 0 && conn < 64);
+	struct pts_hello h = { .version = PTS_WIRE_VERSION, .flags = flags,
+			       .ppid = 1 };
+	strcpy(h.exe, "test");
+	send_rec(f, conn, &h, PTS_HELLO, sizeof(h), act);
+	return conn;
+}
+
+static uint64_t tables(struct fixture *f, size_t world, int32_t pid)
+{
+	struct mm_proc_stats s;
+	if (mm_proc_stats(f->ws.w[world], (uint32_t)pid, &s))
+		return UINT64_MAX;
+	return s.tables[PT_PTE] + s.tables[PT_PMD] + s.tables[PT_PUD];
+}
+
+/* Observes pages through a checkpoint, as the daemon's /proc reading. */
+static void checkpoint(struct fixture *f, int32_t pid,
+		       const struct pts_ck_vma *v, size_t nv,
+		       const struct pts_ck_run *runs, size_t nr, int64_t vmpte_kb)
+{
+	union {
+		struct pts_hdr h;
+		struct pts_ck_begin b;
+		struct pts_ck_vmas vmas;
+		struct pts_ck_runs runs;
+		struct pts_ck_end e;
+		uint8_t buf[PTS_REC_MAX];
+	} r;
+	memset(&r, 0, sizeof(r));
+	r.b.pid = pid;
+	r.b.reason = PTS_CK_TIMER;
+	r.h = (struct pts_hdr){ .type = PTS_CK_BEGIN, .size = sizeof(r.b) };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &r, sizeof(r.b)), 0);
+	r.vmas.n = (uint32_t)nv;
+	memcpy(r.vmas.vma, v, nv * sizeof(*v));
+	size_t size = sizeof(r.vmas) + nv * sizeof(*v);
+	r.h = (struct pts_hdr){ .type = PTS_CK_VMAS, .size = (uint16_t)size };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &r, size), 0);
+	r.runs.n = (uint32_t)nr;
+	memcpy(r.runs.run, runs, nr * sizeof(*runs));
+	size = sizeof(r.runs) + nr * sizeof(*runs);
+	r.h = (struct pts_hdr){ .type = PTS_CK_RUNS, .size = (uint16_t)size };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &r, size), 0);
+	memset(&r, 0, sizeof(r));
+	r.e.vmpte_kb = vmpte_kb;
+	r.e.stable = 1;
+	r.h = (struct pts_hdr){ .type = PTS_CK_END, .size = sizeof(r.e) };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &r, sizeof(r.e)), 0);
+}
+
+static void mmap_rec(struct fixture *f, uint32_t conn, uint64_t addr,
+		     uint64_t len, int flags)
+{
+	struct ingest_action act;
+	struct pts_mmap m = { .addr = addr, .len = len, .prot = PROT_READ | PROT_WRITE,
+			      .flags = flags, .fd = -1 };
+	send_rec(f, conn, &m, PTS_MMAP, sizeof(m), &act);
+}
+
+/* HELLO is acked; an mmap record maps; a checkpoint observes and keeps
+ * VmPTE; fork links under the sharing policies; exit, then close, moves the
+ * process to the finals. */
+static void lifecycle(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 100, 0, &act);
+	assert_int_equal(act.nack, 1);
+	assert_int_equal(act.ack[0].conn, c1);
+	assert_int_equal(act.ack[0].rec.acked_seq, 1);
+
+	mmap_rec(f, c1, BASE, 4 * MIB, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED);
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 4 * MIB,
+				.kind = MM_OBJ_SHMEM, .dev = 5, .ino = 77,
+				.prot = MM_PROT_READ | MM_PROT_WRITE,
+				.flags = MM_VMA_SHARED };
+	struct pts_ck_run run = { BASE, BASE + 4 * MIB, 0, 0 };
+	checkpoint(f, 100, &v, 1, &run, 1, 16);
+	assert_int_equal(tables(f, 0, 100), 4); /* PUD + PMD + 2 PTE */
+
+	struct pts_fork fk = { .child = 101 };
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	uint32_t c2 = hello(f, 101, PTS_HELLO_FORKED, &act);
+	assert_int_equal(act.nack, 1);
+	assert_int_equal(act.ack[0].conn, c2);
+	assert_int_equal(tables(f, 0, 101), 0);  /* linux: shmem not copied */
+	assert_int_equal(tables(f, 1, 101), 4);  /* mccracken: PUD+PMD own, 2 PTE linked */
+
+	struct pts_exit ex = { .status = 0 };
+	send_rec(f, c2, &ex, PTS_EXIT, sizeof(ex), &act);
+	assert_int_equal(act.nack, 1);
+	ingest_disconnect(f->g, c2);
+	assert_int_equal(tables(f, 0, 101), UINT64_MAX); /* gone */
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->nfinals, 2);
+	assert_int_equal(r->finals_exact, 1); /* pid 100: 16 kB == 16 kB */
+	assert_int_equal(r->stream.records, 5);
+}
+
+/* A forked child's HELLO may come before its parent's PTS_FORK: it waits
+ * for it, its later records are held, and the ack goes out with the fork. */
+static void child_before_fork(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 200, 0, &act);
+	mmap_rec(f, c1, BASE, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	uint32_t c2 = hello(f, 201, PTS_HELLO_FORKED, &act);
+	assert_int_equal(act.nack, 0);
+	mmap_rec(f, c2, BASE + 2 * MIB, 2 * MIB,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	assert_int_equal(tables(f, 0, 201), UINT64_MAX);
+	struct pts_fork fk = { .child = 201 };
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	assert_int_equal(act.nack, 1);
+	assert_int_equal(act.ack[0].conn, c2);
+	struct mm_proc_stats s;
+	assert_int_equal(mm_proc_stats(f->ws.w[0], 201, &s), 0);
+	assert_int_equal(s.vmas, 1); /* inherited and held mappings merged */
+	assert_int_equal(s.mapped_bytes, 4 * MIB);
+}
+
+/* Records that are malformed, out of order or from an unknown connection
+ * are refused and counted; the others keep being served. */
+static void hostile(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 300, 0, &act);
+	uint8_t junk[PTS_REC_MAX + 64] = { 0 };
+	memset(&act, 0, sizeof(act));
+	ingest_packet(f->g, c1, junk, sizeof(junk), &act); /* oversized */
+	ingest_packet(f->g, c1, junk, 3, &act);            /* truncated */
+	struct pts_hdr *h = (struct pts_hdr *)junk;
+	*h = (struct pts_hdr){ .type = PTS_MMAP, .size = 40, .seq = 2 };
+	ingest_packet(f->g, c1, junk, 40, &act);            /* size lies */
+	*h = (struct pts_hdr){ .type = PTS_CK_BEGIN, .size = sizeof(struct pts_ck_begin),
+			       .seq = 2 };
+	ingest_packet(f->g, c1, junk, h->size, &act);       /* daemon-only */
+	*h = (struct pts_hdr){ .type = 999, .size = 24, .seq = 2 };
+	ingest_packet(f->g, c1, junk, 24, &act);            /* unknown type */
+	ingest_packet(f->g, 63, junk, 24, &act);            /* no such conn */
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->stream.malformed, 5);
+	/* the session still works */
+	f->seq[c1] = 1;
+	mmap_rec(f, c1, BASE, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	struct mm_proc_stats s;
+	assert_int_equal(mm_proc_stats(f->ws.w[0], 300, &s), 0);
+	assert_int_equal(s.mapped_bytes, 2 * MIB);
+	/* a gap in the sequence is counted as lost records */
+	f->seq[c1] += 5;
+	mmap_rec(f, c1, BASE + 4 * MIB, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	r = ingest_report(f->g);
+	assert_int_equal(r->stream.lost, 5);
+}
+
+/* A checkpoint maps what the shim did not see, unmaps what is gone and
+ * changes a protection, keeping the tables of what agrees. */
+static void reconcile_from_proc(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 400, 0, &act);
+	mmap_rec(f, c1, BASE, 4 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	mmap_rec(f, c1, BASE + 8 * MIB, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	struct pts_ck_vma v[2] = {
+		{ .start = BASE, .end = BASE + 4 * MIB, .kind = MM_OBJ_ANON,
+		  .prot = MM_PROT_READ },                    /* protection changed */
+		{ .start = BASE + 16 * MIB, .end = BASE + 18 * MIB,
+		  .kind = MM_OBJ_FILE, .dev = 8, .ino = 9,
+		  .prot = MM_PROT_READ },                    /* unseen mapping */
+	};                                                   /* BASE+8M: gone */
+	struct pts_ck_run run[2] = { { BASE, BASE + 4096, 0, 0 },
+				     { BASE + 16 * MIB, BASE + 16 * MIB + 4096, 0, 0 } };
+	checkpoint(f, 400, v, 2, run, 2, 16);
+	struct mm_proc_stats s;
+	assert_int_equal(mm_proc_stats(f->ws.w[0], 400, &s), 0);
+	assert_int_equal(s.vmas, 2);
+	assert_int_equal(s.mapped_bytes, 6 * MIB);
+	assert_int_equal(s.tables[PT_PTE], 2);
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->stream.proc_only_bytes, 2 * MIB);
+	assert_int_equal(r->stream.intercepted_bytes, 6 * MIB);
+	assert_int_equal(r->finals_exact, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(child_before_fork, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(reconcile_from_proc, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
+}
