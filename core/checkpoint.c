@@ -193,6 +193,19 @@ static void ck_end(struct ingest *g, struct session *s,
 		ingest_capture_peak(g);
 }
 
+/*
+ * A forked child whose parent's PTS_FORK never came (lost, or the parent
+ * died first): the checkpoint takes it into the model as it is now, and
+ * its held records follow.
+ */
+static void adopt(struct ingest *g, struct session *s)
+{
+	if (s->in_model || !s->hello_seq || !enter_model(g, s, 0))
+		return;
+	s->hello_seq = 0;
+	release_held(g, s, NULL);
+}
+
 void apply_checkpoint(struct ingest *g, struct session *s,
 		      const struct pts_hdr *h)
 {
@@ -209,6 +222,7 @@ void apply_checkpoint(struct ingest *g, struct session *s,
 	struct ck_accum *ck = &s->ck;
 	switch (h->type) {
 	case PTS_CK_BEGIN:
+		adopt(g, s);
 		*ck = (struct ck_accum){ .open = true, .vma = ck->vma,
 					 .cap_vma = ck->cap_vma, .run = ck->run,
 					 .cap_run = ck->cap_run,

@@ -117,9 +117,17 @@ static struct session *session_new(struct ingest *g, int32_t pid, uint32_t uid)
 	s->last = (struct report_final){
 		.proc = { .pid = (uint32_t)pid, .uid = uid, .vmpte_kb = -1 },
 		.model_kb = -1,
-		.alive = true,
 	};
 	return s;
+}
+
+/* A process at its last checkpoint, as the report shows it. */
+static struct report_final final_of(const struct session *s, bool alive)
+{
+	struct report_final f = s->last;
+	f.alive = alive;
+	f.untraced = s->untraced || (s->exec_pending && !s->conn);
+	return f;
 }
 
 /* A process that is gone: its last checkpoint joins the finals and the
@@ -127,11 +135,8 @@ static struct session *session_new(struct ingest *g, int32_t pid, uint32_t uid)
 static void session_end(struct ingest *g, struct session *s)
 {
 	if (!grow_array((void **)&g->finals, &g->cap_finals, g->nfinals + 1,
-			sizeof(*g->finals))) {
-		s->last.alive = false;
-		s->last.untraced = s->untraced;
-		g->finals[g->nfinals++] = s->last;
-	}
+			sizeof(*g->finals)))
+		g->finals[g->nfinals++] = final_of(s, false);
 	if (s->in_model)
 		for (size_t k = 0; k < g->ws->n; k++)
 			mm_exit(g->ws->w[k], (uint32_t)s->pid);
@@ -248,7 +253,7 @@ static void ack(struct ingest_action *act, uint32_t conn, uint32_t seq)
 }
 
 /* The process now exists in the worlds: its held records go through. */
-static void release_held(struct ingest *g, struct session *s,
+void release_held(struct ingest *g, struct session *s,
 			 struct ingest_action *act)
 {
 	struct held h = s->held;
@@ -282,7 +287,7 @@ static void hold(struct session *s, const void *buf, size_t len)
 
 /* The process enters the worlds: created, forked from its parent, or
  * replaced by an exec. */
-static bool enter_model(struct ingest *g, struct session *s, int32_t parent)
+bool enter_model(struct ingest *g, struct session *s, int32_t parent)
 {
 	for (size_t k = 0; k < g->ws->n; k++) {
 		struct mm_world *w = g->ws->w[k];
@@ -374,6 +379,7 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		s->exec_pending = false;
 		return;
 	case PTS_EXIT:
+		s->exiting = true;
 		if (g->live && s->in_model)
 			checkpoint_read(g, s, PTS_CK_EXIT);
 		ack(act, conn, h->seq);
@@ -402,7 +408,7 @@ static void conn_open(struct ingest *g, uint32_t conn,
 		g->conn[i] = NULL;
 	g->nconn = conn + 1;
 	struct session *s = session_of(g, r->pid);
-	if (!s && !(s = session_new(g, r->pid, r->uid)))
+	if (!s && !(s = session_new(g, r->pid, r->arg)))
 		return;
 	/* A new image may connect before the old one's close is seen. */
 	if (s->conn && s->conn < g->nconn)
@@ -413,16 +419,20 @@ static void conn_open(struct ingest *g, uint32_t conn,
 	g->conn[conn] = s;
 }
 
-static void conn_close(struct ingest *g, uint32_t conn)
+/* outlived: the process still runs (it closed our socket, or exec'd). */
+static void conn_close(struct ingest *g, uint32_t conn, bool outlived)
 {
 	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
 	if (!s)
 		return;
 	g->conn[conn] = NULL;
 	s->conn = 0;
-	/* An exec closes the old image's socket; the new image says HELLO. */
-	if (!s->exec_pending)
+	/* An exec closes the old image's socket; the new image says HELLO.  A
+	 * program that closed every fd lives on, followed from /proc. */
+	if (!outlived || s->exiting)
 		session_end(g, s);
+	else if (!s->exec_pending)
+		s->untraced = true;
 }
 
 void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
@@ -436,7 +446,7 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		conn_open(g, conn, (const struct pts_conn *)r);
 		return;
 	case PTS_CONN_CLOSE:
-		conn_close(g, conn);
+		conn_close(g, conn, ((const struct pts_conn *)r)->arg);
 		return;
 	}
 	struct session *s = h->type >= PTS_CK_BEGIN ? session_of(g, pid)
@@ -459,21 +469,30 @@ uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
 	uint32_t conn = g->nconn ? (uint32_t)g->nconn : 1;
 	struct pts_conn r = {
 		.h = { .type = PTS_CONN_OPEN, .size = sizeof(r), .time_ns = now_ns() },
-		.pid = pid, .uid = uid,
+		.pid = pid, .arg = uid,
 	};
 	apply(g, pid, conn, &r, NULL);
 	return conn < g->nconn && g->conn[conn] ? conn : 0;
 }
 
+/* Whether pid still runs (a zombie does not: it has no address space). */
+static bool still_runs(int32_t pid)
+{
+	struct procfs_status st;
+	return procfs_status_read(pid, &st) == 0 && st.has_mm;
+}
+
 void ingest_disconnect(struct ingest *g, uint32_t conn)
 {
 	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+	if (!s)
+		return;
 	struct pts_conn r = {
 		.h = { .type = PTS_CONN_CLOSE, .size = sizeof(r), .time_ns = now_ns() },
-		.pid = s ? s->pid : 0,
+		.pid = s->pid,
+		.arg = g->live && !s->exiting && still_runs(s->pid),
 	};
-	if (s)
-		apply(g, s->pid, conn, &r, NULL);
+	apply(g, s->pid, conn, &r, NULL);
 }
 
 void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
@@ -526,11 +545,6 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 	bool from_shim = len >= sizeof(r.h) && r.h.type <= PTS_LOST;
 	if (check_record(&r, len, from_shim))
 		return -EPROTO;
-	if (from_shim) {
-		struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
-		if (s)
-			s->next_seq = r.h.seq + 1;
-	}
 	apply(g, pid, conn, &r, NULL);
 	return 0;
 }
@@ -550,24 +564,20 @@ void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason)
 /*
  * Every process, now: the timer's checkpoint, and the end of a run's.  A
  * process whose image did not say HELLO after an exec (a static or setuid
- * program) or whose child never connected is followed from /proc alone; one
- * that is gone without a goodbye ends here.
+ * program) is followed from /proc alone; a forked child whose parent's
+ * PTS_FORK never came enters the model as it is now; a process gone
+ * without a connection to tell us ends here.
  */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 {
-	for (size_t i = 0; i < g->nsess;) {
+	for (size_t i = 0; i < g->nsess && g->live;) {
 		struct session *s = g->sess[i];
-		if (!s->conn && s->hello_seq == 0 && !s->in_model) {
-			i++;
-			continue;
-		}
-		if (s->exec_pending && !s->conn)
-			s->untraced = true;
-		if (s->in_model && g->live)
-			checkpoint_read(g, s, reason);
-		/* Read failed with ESRCH: the process is gone. */
-		if (!s->conn && s->last.proc.vmpte_kb < 0 && s->last.model_kb < 0 &&
-		    s->in_model && g->live) {
+		int r = 0;
+		if (s->hello_seq && !s->in_model)
+			checkpoint_read(g, s, PTS_CK_RESYNC); /* see adopt() */
+		if (s->in_model)
+			r = checkpoint_read(g, s, reason);
+		if (r == -ESRCH && !s->conn) {
 			session_end(g, s);
 			continue;
 		}
@@ -633,10 +643,8 @@ const struct report *ingest_report(struct ingest *g)
 	if (all) {
 		if (g->nfinals)
 			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
-		for (size_t i = 0; i < g->nsess; i++) {
-			all[g->nfinals + i] = g->sess[i]->last;
-			all[g->nfinals + i].untraced = g->sess[i]->untraced;
-		}
+		for (size_t i = 0; i < g->nsess; i++)
+			all[g->nfinals + i] = final_of(g->sess[i], true);
 		report_set_finals(&g->peak, all, n, &g->stream);
 		free(all);
 	}

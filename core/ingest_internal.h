@@ -40,6 +40,7 @@ struct session {
 	uint32_t hello_seq;      /* a HELLO waiting for its ACK, or 0 */
 	bool in_model;           /* the worlds know it */
 	bool exec_pending;       /* PTS_EXEC sent, the new image not yet seen */
+	bool exiting;            /* PTS_EXIT sent */
 	bool untraced;           /* lives without a shim */
 	char name[REPORT_NAME_MAX];
 	struct report_final last; /* its last checkpoint */
@@ -88,6 +89,8 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	   struct ingest_action *act);
 void session_refused(struct ingest *g, struct session *s, const char *why);
 void ingest_capture_peak(struct ingest *g);
+bool enter_model(struct ingest *g, struct session *s, int32_t parent);
+void release_held(struct ingest *g, struct session *s, struct ingest_action *act);
 int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 
 /* One model operation, the same for every world. */

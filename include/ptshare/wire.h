@@ -204,7 +204,7 @@ struct pts_ck_name {
 struct pts_conn {
 	struct pts_hdr h;
 	int32_t pid;
-	uint32_t uid;
+	uint32_t arg; /* OPEN: the uid; CLOSE: 1 when the process outlived it */
 };
 
 /* How the daemon classified the files of a device, so that a replay
