@@ -30,33 +30,40 @@ static void class_destroy(struct pt_pool_class *c)
 		chunk = next;
 	}
 	c->chunks = c->free = NULL;
+	c->next = c->end = NULL;
 }
 
-/* A chunk starts with the link to the next chunk; objects follow. */
+/* A chunk starts with the link to the next chunk; objects follow.  It
+ * comes zeroed and untouched from calloc (fresh pages of the kernel):
+ * objects are handed out in order, so pages are touched only when used. */
 static int class_grow(struct pt_pool_class *c)
 {
-	char *chunk = malloc(CHUNK_BYTES);
+	char *chunk = calloc(1, CHUNK_BYTES);
 	if (!chunk)
 		return -1;
 	*(void **)chunk = c->chunks;
 	c->chunks = chunk;
 	c->chunk_bytes += CHUNK_BYTES;
-	for (size_t off = 16; off + c->size <= CHUNK_BYTES; off += c->size) {
-		*(void **)(chunk + off) = c->free;
-		c->free = chunk + off;
-		POISON(chunk + off, c->size);
-	}
+	c->next = chunk + 16;
+	c->end = chunk + 16 + (CHUNK_BYTES - 16) / c->size * c->size;
+	POISON(c->next, c->end - c->next);
 	return 0;
 }
 
 static void *class_get(struct pt_pool_class *c)
 {
-	if (!c->free && class_grow(c))
-		return NULL;
 	void *obj = c->free;
-	UNPOISON(obj, c->size);
-	c->free = *(void **)obj;
-	memset(obj, 0, c->size);
+	if (obj) {
+		UNPOISON(obj, c->size);
+		c->free = *(void **)obj;
+		memset(obj, 0, c->size);
+	} else {
+		if (c->next == c->end && class_grow(c))
+			return NULL;
+		obj = c->next;
+		c->next += c->size;
+		UNPOISON(obj, c->size);
+	}
 	c->live++;
 	return obj;
 }

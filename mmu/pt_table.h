@@ -57,7 +57,8 @@ static inline uint64_t pt_mask_word(unsigned lo, unsigned hi, unsigned w)
  * the model's bulk, and malloc's per-object overhead would double them. */
 struct pt_pool_class {
 	size_t size;
-	void *free;
+	void *free;        /* objects given back, to be zeroed on reuse */
+	char *next, *end;  /* never-used objects of the newest chunk: zero */
 	void *chunks;
 	size_t chunk_bytes;
 	uint64_t live;

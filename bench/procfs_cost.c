@@ -3,7 +3,8 @@
  * What reading /proc costs on this machine: maps against smaps for every
  * process, VmPTE, and PAGEMAP_SCAN against 8-byte pagemap entries on a
  * child with 1 GiB populated.  The figures in docs/procfs.md come from it
- * (built without sanitizers).  Not a test: it asserts nothing.
+ * (built without sanitizers).  Baselines: maps for smaps, and for the
+ * child's readings its maps read in the same run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,7 +16,7 @@
 #include <sys/mman.h>
 
 #include "ptshare/procfs.h"
-#include "subject.h"
+#include "population.h"
 
 #define REPEAT 9
 
@@ -116,7 +117,19 @@ static void all_processes(void)
 #define BIG_BASE 0x300000000000UL
 #define BIG_SIZE (1UL << 30)
 
-static int populate_big(void *arg)
+/* A population of one child, set up by setup; its pid, or 0. */
+static pid_t start_child(struct population *pop,
+			 int (*setup)(struct population *p, void *arg))
+{
+	if (population_init(pop) || population_start(pop, setup, NULL, 0) ||
+	    population_wait(pop) || pop->n != 1) {
+		population_stop(pop);
+		return 0;
+	}
+	return pop->members[0].pid;
+}
+
+static int populate_big(struct population *pop, void *arg)
 {
 	void *p = mmap((void *)BIG_BASE, BIG_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -132,18 +145,21 @@ static int populate_big(void *arg)
 
 static void big_child(void)
 {
-	struct subject s;
+	struct population pop;
 	struct procfs_maps m = { 0 };
 	struct procfs_runs runs = { 0 };
 	int err;
+	pid_t pid = start_child(&pop, populate_big);
 
-	if (subject_start(&s) || subject_run(&s, populate_big, NULL, 0)) {
+	if (!pid) {
 		printf("no child with 1 GiB\n");
 		return;
 	}
-	int fd = procfs_pagemap_open(s.pid);
-	struct reading r = { scan, s.pid, fd, 0, BIG_BASE, BIG_BASE + BIG_SIZE, &m, &runs };
-	printf("child with 1 GiB populated in 4 KiB pages (median of %d):\n", REPEAT);
+	int fd = procfs_pagemap_open(pid);
+	struct reading r = { read_maps, pid, fd, 0, 0, 0, &m, &runs };
+	double maps = median_us(&r, &err);
+	printf("child with 1 GiB populated in 4 KiB pages (median of %d; "
+	       "ratio to its maps):\n", REPEAT);
 	static const struct {
 		const char *what;
 		unsigned flags;
@@ -160,30 +176,33 @@ static void big_child(void)
 		{ "  the same, PROCFS_SCAN_NO_FILE", PROCFS_SCAN_NO_FILE, MM_PAGE_SIZE,
 		  MM_TASK_SIZE },
 	};
+	r.fn = scan;
 	for (size_t i = 0; i < sizeof(scans) / sizeof(scans[0]); i++) {
 		r.flags = scans[i].flags;
 		r.start = scans[i].start;
 		r.end = scans[i].end;
 		double us = median_us(&r, &err);
-		printf("  %-34s %10.1f us (%zu runs)\n", scans[i].what, us, runs.n);
+		printf("  %-34s %10.1f us x%8.1f (%zu runs)\n", scans[i].what, us,
+		       us / maps, runs.n);
 	}
+	printf("  %-34s %10.1f us x%8.1f\n", "maps", maps, 1.0);
 	r.fn = read_maps;
-	r.flags = 0;
-	printf("  %-34s %10.1f us\n", "maps", median_us(&r, &err));
 	r.flags = PROCFS_MAPS_SMAPS;
-	printf("  %-34s %10.1f us\n", "smaps", median_us(&r, &err));
+	double smaps = median_us(&r, &err);
+	printf("  %-34s %10.1f us x%8.1f\n", "smaps", smaps, smaps / maps);
 	r.fn = read_vmpte;
-	printf("  %-34s %10.1f us\n", "VmPTE", median_us(&r, &err));
+	double vmpte = median_us(&r, &err);
+	printf("  %-34s %10.1f us x%8.1f\n", "VmPTE", vmpte, vmpte / maps);
 	close(fd);
 	procfs_runs_free(&runs);
 	procfs_maps_free(&m);
-	subject_stop(&s);
+	population_stop(&pop);
 }
 
 #define MANY_PAGES 60000UL
 
 /* One mapping per page: alternate protections keep them apart. */
-static int map_many(void *arg)
+static int map_many(struct population *pop, void *arg)
 {
 	char *p = mmap((void *)BIG_BASE, MANY_PAGES * MM_PAGE_SIZE, PROT_READ,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -198,23 +217,25 @@ static int map_many(void *arg)
 
 static void many_child(void)
 {
-	struct subject s;
+	struct population pop;
 	struct procfs_maps m = { 0 };
 	int err;
+	pid_t pid = start_child(&pop, map_many);
 
-	if (subject_start(&s) || subject_run(&s, map_many, NULL, 0)) {
+	if (!pid) {
 		printf("no child with %lu mappings\n", MANY_PAGES);
 		return;
 	}
-	struct reading r = { read_maps, s.pid, -1, 0, 0, 0, &m, NULL };
+	struct reading r = { read_maps, pid, -1, 0, 0, 0, &m, NULL };
 	double maps = median_us(&r, &err);
 	printf("child with %zu mappings: maps %.0f us (%zu bytes)", m.n, maps,
 	       m.text.len);
 	r.flags = PROCFS_MAPS_SMAPS;
 	double smaps = median_us(&r, &err);
-	printf(", smaps %.0f us (%zu bytes)\n", smaps, m.text.len);
+	printf(", smaps %.0f us (%zu bytes), ratio x%.1f\n", smaps, m.text.len,
+	       smaps / maps);
 	procfs_maps_free(&m);
-	subject_stop(&s);
+	population_stop(&pop);
 }
 
 int main(void)
