@@ -142,3 +142,33 @@ void json_null(struct json *j)
 	value(j);
 	fputs("null", j->f);
 }
+
+void json_member_u64(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_u64(j, v);
+}
+
+void json_member_i64(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	json_i64(j, v);
+}
+
+void json_member_double(struct json *j, const char *key, double v)
+{
+	json_key(j, key);
+	json_double(j, v);
+}
+
+void json_member_bool(struct json *j, const char *key, bool v)
+{
+	json_key(j, key);
+	json_bool(j, v);
+}
+
+void json_member_string(struct json *j, const char *key, const char *v)
+{
+	json_key(j, key);
+	json_string(j, v);
+}

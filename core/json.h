@@ -29,4 +29,11 @@ void json_double(struct json *j, double v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 
+/* A member: the key and its value. */
+void json_member_u64(struct json *j, const char *key, uint64_t v);
+void json_member_i64(struct json *j, const char *key, int64_t v);
+void json_member_double(struct json *j, const char *key, double v);
+void json_member_bool(struct json *j, const char *key, bool v);
+void json_member_string(struct json *j, const char *key, const char *v);
+
 #endif

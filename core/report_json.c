@@ -14,8 +14,7 @@ static void levels(struct json *j, const char *key, const uint64_t *v)
 	json_key(j, key);
 	json_object(j);
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++) {
-		json_key(j, level_name[l]);
-		json_u64(j, v[l]);
+		json_member_u64(j, level_name[l], v[l]);
 	}
 	json_end_object(j);
 }
@@ -29,22 +28,17 @@ static void policies(struct json *j, const struct report *r)
 	for (size_t k = 0; k < r->npol; k++) {
 		const struct mm_policy *p = &r->pol[k].p;
 		json_object(j);
-		json_key(j, "label");
-		json_string(j, r->pol[k].label);
-		json_key(j, "name");
-		json_string(j, p->name);
+		json_member_string(j, "label", r->pol[k].label);
+		json_member_string(j, "name", p->name);
 		json_key(j, "levels");
 		json_array(j);
 		for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 			if (p->levels & (1u << l))
 				json_string(j, level_name[l]);
 		json_end_array(j);
-		json_key(j, "scope");
-		json_string(j, scope[p->scope]);
-		json_key(j, "match");
-		json_string(j, p->scope == MM_SCOPE_NONE ? "none" : match[p->match]);
-		json_key(j, "link_at_fork");
-		json_bool(j, p->link_at_fork);
+		json_member_string(j, "scope", scope[p->scope]);
+		json_member_string(j, "match", p->scope == MM_SCOPE_NONE ? "none" : match[p->match]);
+		json_member_bool(j, "link_at_fork", p->link_at_fork);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -55,14 +49,10 @@ static void totals(struct json *j, const struct report *r)
 	uint64_t today = report_sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
 	json_key(j, "totals");
 	json_object(j);
-	json_key(j, "processes");
-	json_u64(j, r->nrows);
-	json_key(j, "exact_processes");
-	json_u64(j, r->exact);
-	json_key(j, "kernel_vmpte_kb");
-	json_u64(j, r->kernel_kb);
-	json_key(j, "model_kb");
-	json_u64(j, r->model_kb);
+	json_member_u64(j, "processes", r->nrows);
+	json_member_u64(j, "exact_processes", r->exact);
+	json_member_u64(j, "kernel_vmpte_kb", r->kernel_kb);
+	json_member_u64(j, "model_kb", r->model_kb);
 	json_key(j, "policies");
 	json_object(j);
 	for (size_t k = 0; k < r->npol; k++) {
@@ -76,15 +66,12 @@ static void totals(struct json *j, const struct report *r)
 		levels(j, "distinct", r->totals[k].distinct);
 		levels(j, "linked", r->totals[k].linked);
 		levels(j, "shared", shared);
-		json_key(j, "bytes");
-		json_u64(j, bytes);
-		json_key(j, "saved_bytes");
-		json_i64(j, (int64_t)today - (int64_t)bytes);
+		json_member_u64(j, "bytes", bytes);
+		json_member_i64(j, "saved_bytes", (int64_t)today - (int64_t)bytes);
 		json_key(j, "findings");
 		json_object(j);
 		for (size_t i = 0; i < r->pol[k].nfindings; i++) {
-			json_key(j, r->pol[k].findings[i].name);
-			json_u64(j, r->pol[k].findings[i].count);
+			json_member_u64(j, r->pol[k].findings[i].name, r->pol[k].findings[i].count);
 		}
 		json_end_object(j);
 		json_end_object(j);
@@ -98,21 +85,16 @@ static void process(struct json *j, const struct report *r,
 {
 	uint64_t today = report_sum3(row->s[0].tables) * MM_PAGE_SIZE;
 	json_object(j);
-	json_key(j, "pid");
-	json_u64(j, row->proc->pid);
-	json_key(j, "ppid");
-	json_u64(j, row->proc->ppid);
-	json_key(j, "uid");
-	json_u64(j, row->proc->uid);
-	json_key(j, "command");
-	json_string(j, row->proc->name);
+	json_member_u64(j, "pid", row->proc->pid);
+	json_member_u64(j, "ppid", row->proc->ppid);
+	json_member_u64(j, "uid", row->proc->uid);
+	json_member_string(j, "command", row->proc->name);
 	json_key(j, "vmpte_kb");
 	if (row->proc->vmpte_kb >= 0)
 		json_i64(j, row->proc->vmpte_kb);
 	else
 		json_null(j);
-	json_key(j, "stable");
-	json_bool(j, row->proc->stable);
+	json_member_bool(j, "stable", row->proc->stable);
 	json_key(j, "policies");
 	json_object(j);
 	for (size_t k = 0; k < r->npol; k++) {
@@ -121,20 +103,13 @@ static void process(struct json *j, const struct report *r,
 		json_object(j);
 		levels(j, "tables", s->tables);
 		levels(j, "shared", s->shared);
-		json_key(j, "pss_bytes");
-		json_double(j, s->pss_bytes);
-		json_key(j, "saved_bytes");
-		json_double(j, (double)today - s->pss_bytes);
-		json_key(j, "faults");
-		json_u64(j, s->faults);
-		json_key(j, "faults_observed");
-		json_u64(j, s->faults_observed);
-		json_key(j, "fork_tables_copied");
-		json_u64(j, s->fork_tables_copied);
-		json_key(j, "fork_pages_copied");
-		json_u64(j, s->fork_pages_copied);
-		json_key(j, "fork_tables_linked");
-		json_u64(j, s->fork_tables_linked);
+		json_member_double(j, "pss_bytes", s->pss_bytes);
+		json_member_double(j, "saved_bytes", (double)today - s->pss_bytes);
+		json_member_u64(j, "faults", s->faults);
+		json_member_u64(j, "faults_observed", s->faults_observed);
+		json_member_u64(j, "fork_tables_copied", s->fork_tables_copied);
+		json_member_u64(j, "fork_pages_copied", s->fork_pages_copied);
+		json_member_u64(j, "fork_tables_linked", s->fork_tables_linked);
 		json_end_object(j);
 	}
 	json_end_object(j);
@@ -148,43 +123,27 @@ static void mapping(struct json *j, const struct report *r,
 			 m->prot & MM_PROT_WRITE ? 'w' : '-',
 			 m->prot & MM_PROT_EXEC ? 'x' : '-', 0 };
 	json_object(j);
-	json_key(j, "kind");
-	json_string(j, report_kind_name(m->obj.kind));
-	json_key(j, "dev");
-	json_u64(j, m->obj.dev);
-	json_key(j, "ino");
-	json_u64(j, m->obj.ino);
-	json_key(j, "name");
-	json_string(j, m->name);
-	json_key(j, "start");
-	json_u64(j, m->start);
-	json_key(j, "end");
-	json_u64(j, m->end);
-	json_key(j, "offset");
-	json_u64(j, m->offset);
-	json_key(j, "prot");
-	json_string(j, prot);
-	json_key(j, "shared");
-	json_bool(j, m->flags & MM_VMA_SHARED);
-	json_key(j, "anon_pages");
-	json_bool(j, m->anon_pages);
-	json_key(j, "processes");
-	json_u64(j, m->nprocs);
-	json_key(j, "first_pid");
-	json_u64(j, m->first_pid);
+	json_member_string(j, "kind", report_kind_name(m->obj.kind));
+	json_member_u64(j, "dev", m->obj.dev);
+	json_member_u64(j, "ino", m->obj.ino);
+	json_member_string(j, "name", m->name);
+	json_member_u64(j, "start", m->start);
+	json_member_u64(j, "end", m->end);
+	json_member_u64(j, "offset", m->offset);
+	json_member_string(j, "prot", prot);
+	json_member_bool(j, "shared", m->flags & MM_VMA_SHARED);
+	json_member_bool(j, "anon_pages", m->anon_pages);
+	json_member_u64(j, "processes", m->nprocs);
+	json_member_u64(j, "first_pid", m->first_pid);
 	json_key(j, "policies");
 	json_object(j);
 	for (size_t k = 0; k < r->npol; k++) {
 		json_key(j, r->pol[k].label);
 		json_object(j);
-		json_key(j, "pte_tables");
-		json_u64(j, m->pol[k].tables);
-		json_key(j, "shared_tables");
-		json_u64(j, m->pol[k].shared);
-		json_key(j, "reason");
-		json_string(j, mm_reason_name(m->pol[k].reason));
-		json_key(j, "why");
-		json_string(j, report_why_text(m, k));
+		json_member_u64(j, "pte_tables", m->pol[k].tables);
+		json_member_u64(j, "shared_tables", m->pol[k].shared);
+		json_member_string(j, "reason", mm_reason_name(m->pol[k].reason));
+		json_member_string(j, "why", report_why_text(m, k));
 		json_end_object(j);
 	}
 	json_end_object(j);
@@ -194,36 +153,21 @@ static void mapping(struct json *j, const struct report *r,
 static void final_checkpoint(struct json *j, const struct report_final *x)
 {
 	json_object(j);
-	json_key(j, "pid");
-	json_u64(j, x->proc.pid);
-	json_key(j, "ppid");
-	json_u64(j, x->proc.ppid);
-	json_key(j, "uid");
-	json_u64(j, x->proc.uid);
-	json_key(j, "command");
-	json_string(j, x->proc.name);
-	json_key(j, "vmpte_kb");
-	json_i64(j, x->proc.vmpte_kb);
-	json_key(j, "model_kb");
-	json_i64(j, x->model_kb);
-	json_key(j, "stable");
-	json_bool(j, x->proc.stable);
-	json_key(j, "checkpoint");
-	json_string(j, report_checkpoint_name(x->reason));
-	json_key(j, "alive");
-	json_bool(j, x->alive);
-	json_key(j, "untraced");
-	json_bool(j, x->untraced);
-	json_key(j, "records");
-	json_u64(j, x->records);
-	json_key(j, "lost");
-	json_u64(j, x->lost);
-	json_key(j, "malformed");
-	json_u64(j, x->malformed);
-	json_key(j, "refused");
-	json_u64(j, x->refused);
-	json_key(j, "resyncs");
-	json_u64(j, x->resyncs);
+	json_member_u64(j, "pid", x->proc.pid);
+	json_member_u64(j, "ppid", x->proc.ppid);
+	json_member_u64(j, "uid", x->proc.uid);
+	json_member_string(j, "command", x->proc.name);
+	json_member_i64(j, "vmpte_kb", x->proc.vmpte_kb);
+	json_member_i64(j, "model_kb", x->model_kb);
+	json_member_bool(j, "stable", x->proc.stable);
+	json_member_string(j, "checkpoint", report_checkpoint_name(x->reason));
+	json_member_bool(j, "alive", x->alive);
+	json_member_bool(j, "untraced", x->untraced);
+	json_member_u64(j, "records", x->records);
+	json_member_u64(j, "lost", x->lost);
+	json_member_u64(j, "malformed", x->malformed);
+	json_member_u64(j, "refused", x->refused);
+	json_member_u64(j, "resyncs", x->resyncs);
 	json_end_object(j);
 }
 
@@ -236,22 +180,14 @@ static void stream(struct json *j, const struct report *r)
 		return;
 	}
 	json_object(j);
-	json_key(j, "records");
-	json_u64(j, s->records);
-	json_key(j, "failed_calls");
-	json_u64(j, s->failed_calls);
-	json_key(j, "lost");
-	json_u64(j, s->lost);
-	json_key(j, "malformed");
-	json_u64(j, s->malformed);
-	json_key(j, "refused");
-	json_u64(j, s->refused);
-	json_key(j, "resyncs");
-	json_u64(j, s->resyncs);
-	json_key(j, "intercepted_bytes");
-	json_u64(j, s->intercepted_bytes);
-	json_key(j, "proc_only_bytes");
-	json_u64(j, s->proc_only_bytes);
+	json_member_u64(j, "records", s->records);
+	json_member_u64(j, "failed_calls", s->failed_calls);
+	json_member_u64(j, "lost", s->lost);
+	json_member_u64(j, "malformed", s->malformed);
+	json_member_u64(j, "refused", s->refused);
+	json_member_u64(j, "resyncs", s->resyncs);
+	json_member_u64(j, "intercepted_bytes", s->intercepted_bytes);
+	json_member_u64(j, "proc_only_bytes", s->proc_only_bytes);
 	json_end_object(j);
 }
 
@@ -260,14 +196,10 @@ void report_json(FILE *f, const struct report *r)
 	struct json j;
 	json_init(&j, f);
 	json_object(&j);
-	json_key(&j, "schema");
-	json_string(&j, "ptshare.report");
-	json_key(&j, "version");
-	json_u64(&j, REPORT_SCHEMA_VERSION);
-	json_key(&j, "command");
-	json_string(&j, r->command);
-	json_key(&j, "page_size");
-	json_u64(&j, MM_PAGE_SIZE);
+	json_member_string(&j, "schema", "ptshare.report");
+	json_member_u64(&j, "version", REPORT_SCHEMA_VERSION);
+	json_member_string(&j, "command", r->command);
+	json_member_u64(&j, "page_size", MM_PAGE_SIZE);
 	policies(&j, r);
 	totals(&j, r);
 	json_key(&j, "processes");
@@ -275,8 +207,7 @@ void report_json(FILE *f, const struct report *r)
 	for (size_t i = 0; i < r->nrows; i++)
 		process(&j, r, &r->rows[i]);
 	json_end_array(&j);
-	json_key(&j, "min_mapping_bytes");
-	json_u64(&j, r->min_mapping);
+	json_member_u64(&j, "min_mapping_bytes", r->min_mapping);
 	json_key(&j, "mappings");
 	json_array(&j);
 	for (size_t i = 0; i < r->nmaps; i++)
@@ -293,12 +224,9 @@ void report_json(FILE *f, const struct report *r)
 	for (size_t i = 0; i < r->nskips; i++) {
 		const struct report_skip *s = &r->skips[i];
 		json_object(&j);
-		json_key(&j, "pid");
-		json_u64(&j, s->pid);
-		json_key(&j, "errno");
-		json_i64(&j, -s->err);
-		json_key(&j, "what");
-		json_string(&j, s->what);
+		json_member_u64(&j, "pid", s->pid);
+		json_member_i64(&j, "errno", -s->err);
+		json_member_string(&j, "what", s->what);
 		json_end_object(&j);
 	}
 	json_end_array(&j);
