@@ -55,6 +55,10 @@ static void totals(FILE *f, const struct report *r)
 			r->exact, r->nrows, r->model_kb, r->kernel_kb,
 			r->kernel_kb ? 100.0 * ((double)r->model_kb - (double)r->kernel_kb) /
 					       (double)r->kernel_kb : 0.0);
+	if (r->exact < r->nrows && !r->nfinals)
+		fputs("(a table with no page present is invisible to /proc: after "
+		      "a partial MADV_DONTNEED, or an empty one copied at fork; "
+		      "docs/procfs.md)\n", f);
 }
 
 static int by_today(const void *x, const void *y)

@@ -41,8 +41,9 @@ int worlds_init(struct worlds *ws, const char *list, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	size_t specs = 0;
 	for (char *spec = strtok_r(copy, ",", &save); spec;
-	     spec = strtok_r(NULL, ",", &save)) {
+	     spec = strtok_r(NULL, ",", &save), specs++) {
 		struct mm_policy p;
 		if (mm_policy_parse(spec, &p, err, errlen) ||
 		    add(ws, &p, err, errlen)) {
@@ -51,7 +52,9 @@ int worlds_init(struct worlds *ws, const char *list, char *err, size_t errlen)
 		}
 	}
 	free(copy);
-	return 0;
+	if (specs)
+		return 0;
+	snprintf(err, errlen, "no policy in '%s'", list);
 fail:
 	worlds_free(ws);
 	return -1;

@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	      "  --top N            processes and mappings to list (default 20, 0: all)\n"
 	      "  --min-mapping B    list mappings of at least B bytes (default 2 MiB)\n"
 	      "\n"
-	      "Exit status: 0 report written, 1 nothing could be read, 2 usage error.\n",
+	      "Exit status: 0 report written, 1 nothing could be read or the JSON\n"
+	      "could not be written, 2 usage error.\n",
 	      f);
 }
 
@@ -193,7 +194,7 @@ static int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
+	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || *s == '-')
 		return -1;
 	*out = v;
