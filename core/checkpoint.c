@@ -139,16 +139,16 @@ int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason)
 	return err;
 }
 
-static void add_name(struct ingest *g, const struct pts_ck_name *r)
+void name_object(struct ingest *g, const struct mm_object_id *id,
+		 const char *name, size_t len)
 {
-	struct mm_object_id id = { r->kind, r->dev, r->ino };
-	char *name = object_name(g, &id) ? NULL : strndup(r->name, r->len);
-	if (!name || grow_array((void **)&g->names, &g->cap_names, g->nnames + 1,
+	char *copy = object_name(g, id) ? NULL : strndup(name, len);
+	if (!copy || grow_array((void **)&g->names, &g->cap_names, g->nnames + 1,
 				sizeof(*g->names))) {
-		free(name);
+		free(copy);
 		return;
 	}
-	g->names[g->nnames++] = (struct named){ id, name };
+	g->names[g->nnames++] = (struct named){ *id, copy };
 }
 
 static void add_dev(struct ingest *g, const struct pts_ck_fs *r)
@@ -210,9 +210,12 @@ void apply_checkpoint(struct ingest *g, struct session *s,
 		      const struct pts_hdr *h)
 {
 	switch (h->type) {
-	case PTS_CK_NAME:
-		add_name(g, (const struct pts_ck_name *)h);
+	case PTS_CK_NAME: {
+		const struct pts_ck_name *r = (const struct pts_ck_name *)h;
+		name_object(g, &(struct mm_object_id){ r->kind, r->dev, r->ino },
+			    r->name, r->len);
 		return;
+	}
 	case PTS_CK_FS:
 		add_dev(g, (const struct pts_ck_fs *)h);
 		return;

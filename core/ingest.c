@@ -308,7 +308,9 @@ bool enter_model(struct ingest *g, struct session *s, int32_t parent)
 static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		  const struct pts_hello *r, struct ingest_action *act)
 {
-	snprintf(s->name, sizeof(s->name), "%.*s", (int)sizeof(s->name) - 1, r->exe);
+	const char *base = strrchr(r->exe, '/');
+	snprintf(s->name, sizeof(s->name), "%.*s", (int)sizeof(s->name) - 1,
+		 base ? base + 1 : r->exe);
 	snprintf(s->last.proc.name, sizeof(s->last.proc.name), "%s", s->name);
 	s->ppid = r->ppid;
 	s->last.proc.ppid = (uint32_t)r->ppid;

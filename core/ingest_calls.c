@@ -122,14 +122,18 @@ static bool mmap_op(struct ingest *g, struct session *s,
 	};
 	if (r->flags & MAP_ANONYMOUS) {
 		m->offset = 0;
-		if (r->flags & MAP_HUGETLB) {
+		bool huge = r->flags & MAP_HUGETLB;
+		if (huge) {
 			unsigned shift = (r->flags >> MAP_HUGE_SHIFT) & 0x3f;
 			m->huge_shift = shift ? shift : 21;
-			m->obj = (struct mm_object_id){ MM_OBJ_HUGETLB, SYNTH_DEV,
-							++g->next_synth };
-		} else if (shared) {
-			m->obj = (struct mm_object_id){ MM_OBJ_SHMEM, SYNTH_DEV,
-							++g->next_synth };
+		}
+		if (huge || shared) {
+			static const char name[] = "[shared anonymous]";
+			m->obj = (struct mm_object_id){
+				huge ? MM_OBJ_HUGETLB : MM_OBJ_SHMEM, SYNTH_DEV,
+				++g->next_synth };
+			if (shared)
+				name_object(g, &m->obj, name, sizeof(name) - 1);
 		}
 	} else {
 		struct dev_kind dk;

@@ -114,6 +114,8 @@ int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason);
 void apply_checkpoint(struct ingest *g, struct session *s,
 		      const struct pts_hdr *h);
 const char *object_name(const struct ingest *g, const struct mm_object_id *id);
+void name_object(struct ingest *g, const struct mm_object_id *id,
+		 const char *name, size_t len);
 
 /* reconcile.c */
 void reconcile(struct ingest *g, struct session *s, const struct pts_ck_vma *v,
