@@ -9,6 +9,7 @@
 #include "ingest_internal.h"
 
 #define HELD_MAX (256u << 10)   /* a pending child's packets, at most */
+#define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
 #define MALFORMED_MAX 64        /* in a row, then the connection is dropped */
 
 /* Records are copied here before use: packets and trace frames need not
@@ -18,6 +19,13 @@ union aligned_rec {
 	uint64_t align;
 	uint8_t b[PTS_REC_MAX];
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 int grow_array(void **arr, size_t *cap, size_t need, size_t size)
 {
@@ -382,6 +390,10 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		return;
 	case PTS_EXIT:
 		s->exiting = true;
+		/* The first to leave: read everyone while they are all here, so
+		 * the peak sees the pages they touched since the last timer. */
+		if (g->live && now_ns() - g->full_read_ns > FULL_READ_GAP_NS)
+			ingest_checkpoint_all(g, PTS_CK_TIMER);
 		if (g->live && s->in_model)
 			checkpoint_read(g, s, PTS_CK_EXIT);
 		ack(act, conn, h->seq);
@@ -459,13 +471,6 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		apply_shim(g, s, conn, r, act);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
 {
 	uint32_t conn = g->nconn ? (uint32_t)g->nconn : 1;
@@ -502,22 +507,22 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 {
 	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
 	union aligned_rec r;
-	if (!s)
+	if (!s) { /* an image its process replaced: what it says is lost */
+		g->stream.lost += conn && conn < g->nconn;
 		return;
+	}
 	memcpy(&r, buf, len < sizeof(r) ? len : sizeof(r));
 	const char *bad = check_record(&r, len, true);
-	if (!bad && r.h.seq != s->next_seq) {
-		uint32_t gap = r.h.seq - s->next_seq;
-		if (r.h.seq > s->next_seq) {
-			s->last.lost += gap;
-			g->stream.lost += gap;
-		}
-		bad = r.h.seq > s->next_seq ? NULL : "a sequence number again";
-		if (!bad && s->in_model && g->live)
-			checkpoint_read(g, s, PTS_CK_RESYNC);
-	}
+	if (!bad && r.h.seq < s->next_seq)
+		bad = "a sequence number again";
 	if (!bad && (s->next_seq == 1) != (r.h.type == PTS_HELLO))
 		bad = r.h.type == PTS_HELLO ? "a second HELLO" : "no HELLO first";
+	if (!bad && r.h.seq > s->next_seq) { /* a gap: records were lost */
+		s->last.lost += r.h.seq - s->next_seq;
+		g->stream.lost += r.h.seq - s->next_seq;
+		if (s->in_model && g->live)
+			checkpoint_read(g, s, PTS_CK_RESYNC);
+	}
 	if (bad) {
 		s->last.malformed++;
 		g->stream.malformed++;
@@ -572,6 +577,7 @@ void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason)
  */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 {
+	g->full_read_ns = now_ns();
 	for (size_t i = 0; i < g->nsess && g->live;) {
 		struct session *s = g->sess[i];
 		int r = 0;

@@ -182,6 +182,47 @@ static int find_sysv(const struct mm_vma_info *v, void *arg)
 	return 0;
 }
 
+/* Whether a checkpoint that read /proc after the call, before its record
+ * arrived, already took the mapping from there: same range, protection,
+ * sharing and object (of the same kind, for the model's own numbers for
+ * shared anonymous memory). */
+struct reflected {
+	const struct mm_mapping *m;
+	uint64_t covered;
+	bool same;
+};
+
+static int check_reflected(const struct mm_vma_info *v, void *arg)
+{
+	struct reflected *x = arg;
+	const struct mm_mapping *m = x->m;
+	if (v->end <= m->addr)
+		return 0;
+	if (v->start >= m->addr + m->len)
+		return 1;
+	bool obj = m->obj.dev == SYNTH_DEV
+			   ? v->obj.kind == m->obj.kind
+			   : v->obj.kind == m->obj.kind && v->obj.dev == m->obj.dev &&
+				     v->obj.ino == m->obj.ino &&
+				     (m->obj.kind == MM_OBJ_ANON ||
+				      v->offset + (m->addr - v->start) == m->offset);
+	x->same &= obj && v->prot == m->prot &&
+		   (v->flags & MM_VMA_SHARED) == (m->flags & MM_VMA_SHARED) &&
+		   v->start <= m->addr + x->covered;
+	x->covered = v->end - m->addr;
+	return 0;
+}
+
+static bool already_mapped(struct ingest *g, struct session *s,
+			   const struct mm_mapping *m)
+{
+	struct reflected x = { .m = m, .same = true };
+	if (m->fixed)
+		return false;
+	mm_proc_vmas(g->ws->w[0], (uint32_t)s->pid, check_reflected, &x);
+	return x.same && x.covered >= m->len;
+}
+
 static const uint32_t advice_of[] = {
 	[MADV_DONTNEED] = MM_ADV_DONTNEED + 1,
 	[MADV_DONTNEED_LOCKED] = MM_ADV_DONTNEED + 1,
@@ -201,6 +242,8 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 	case PTS_MMAP: {
 		const struct pts_mmap *r = (const struct pts_mmap *)h;
 		mmap_op(g, s, r, &o);
+		if (already_mapped(g, s, &o.map))
+			return;
 		if (!apply_op(g, s, &o))
 			return;
 		g->stream.intercepted_bytes += o.map.len;

@@ -79,6 +79,7 @@ struct ingest {
 	struct fs_cache *fs;     /* live: the mounts, per mount namespace */
 	struct report peak;
 	uint64_t peak_tables;
+	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;
 };

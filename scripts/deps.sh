@@ -2,7 +2,8 @@
 # Installs the Debian packages ptshare needs that are missing; does nothing
 # when all are there.  Sourced by demo.sh and test.sh.
 set -eu
-PTSHARE_PACKAGES="gcc make cmake pkg-config liburing-dev libunwind-dev libcmocka-dev"
+# The caller may ask for more (test.sh: the PostgreSQL the tests run).
+PTSHARE_PACKAGES="gcc make cmake pkg-config liburing-dev libunwind-dev libcmocka-dev ${PTSHARE_EXTRA_PACKAGES:-}"
 missing=""
 for p in $PTSHARE_PACKAGES; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -13,6 +13,7 @@ static const struct command {
 } commands[] = {
 	{ "snapshot", cmd_snapshot,
 	  "estimate sharing for running processes, from /proc alone" },
+	{ "run", cmd_run, "trace a program from start to end, and report" },
 };
 
 static void usage(FILE *f)

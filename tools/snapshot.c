@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "proc_image.h"
 #include "report.h"
@@ -190,17 +191,6 @@ static void snapshot_free(struct snapshot *s)
 	fs_cache_free(&s->fs);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -220,7 +210,7 @@ int cmd_snapshot(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_u64(optarg, &pid) || !pid || pid > INT_MAX) {
+			if (cli_u64(optarg, &pid) || !pid || pid > INT_MAX) {
 				fprintf(stderr, "ptshare snapshot: bad pid '%s'\n", optarg);
 				return 2;
 			}
@@ -236,7 +226,7 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'n':
 		case 'm':
-			if (parse_u64(optarg, c == 'n' ? &top : &min_mapping)) {
+			if (cli_u64(optarg, c == 'n' ? &top : &min_mapping)) {
 				fprintf(stderr, "ptshare snapshot: bad number '%s'\n",
 					optarg);
 				return 2;

@@ -101,7 +101,8 @@ static void checkpoint(struct fixture *f, int32_t pid,
 	r.h = (struct pts_hdr){ .type = PTS_CK_VMAS, .size = (uint16_t)size };
 	assert_int_equal(ingest_replay(f->g, pid, 0, &r, size), 0);
 	r.runs.n = (uint32_t)nr;
-	memcpy(r.runs.run, runs, nr * sizeof(*runs));
+	if (nr)
+		memcpy(r.runs.run, runs, nr * sizeof(*runs));
 	size = sizeof(r.runs) + nr * sizeof(*runs);
 	r.h = (struct pts_hdr){ .type = PTS_CK_RUNS, .size = (uint16_t)size };
 	assert_int_equal(ingest_replay(f->g, pid, 0, &r, size), 0);
@@ -249,6 +250,27 @@ static void reconcile_from_proc(void **state)
 	assert_int_equal(r->finals_exact, 1);
 }
 
+/* A checkpoint may read /proc after a call and before its record: the
+ * record then finds its mapping there and is taken as already applied. */
+static void record_after_checkpoint(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 500, 0, &act);
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 4 * MIB,
+				.kind = MM_OBJ_SHMEM, .dev = 5, .ino = 77,
+				.prot = MM_PROT_READ | MM_PROT_WRITE,
+				.flags = MM_VMA_SHARED };
+	checkpoint(f, 500, &v, 1, NULL, 0, 0);
+	mmap_rec(f, c1, BASE, 4 * MIB, MAP_SHARED | MAP_ANONYMOUS);
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->stream.refused, 0);
+	/* a record that does not match what is there is still refused */
+	mmap_rec(f, c1, BASE, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS);
+	r = ingest_report(f->g);
+	assert_int_equal(r->stream.refused, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +278,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(child_before_fork, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(reconcile_from_proc, setup, teardown),
+		cmocka_unit_test_setup_teardown(record_after_checkpoint, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
 }

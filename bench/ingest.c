@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/ingest: how fast ptshared takes records in, against a trivial
+ * reader of the same socket type measured in the same run.
+ *
+ * CLIENTS processes connect, say HELLO (and wait for its ACK), send
+ * RECORDS records each as fast as the reader takes them (blocking sends:
+ * the reader's pace sets the rate), then EXIT and wait for its ACK.  The
+ * records are what a program mapping and unmapping small regions sends:
+ * MMAP, MPROTECT, MUNMAP, over and over.  The rate is all records over the
+ * time from the first send to the last ACK.
+ *
+ * The trivial reader is a single-threaded epoll loop on a SOCK_SEQPACKET
+ * socket: it reads one packet per recv() and answers HELLO and EXIT with an
+ * ACK at once, with no model and no /proc.  The daemon does the real work:
+ * io_uring, validation, the model of every policy, and a /proc checkpoint
+ * at each HELLO and EXIT.
+ * Goal (issue): the daemon's rate at least 0.8 of the trivial reader's.
+ *
+ * Also, for each reader: the round trip of a HELLO (connect, HELLO, ACK:
+ * what a new process waits for), median over the clients while they flood,
+ * and median of HELLOS one after another from a single client alone.
+ *
+ * usage: ingest [--records N] [--repeat N]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptshare/wire.h"
+
+#define CLIENTS 8
+#define REGION (64u << 10)
+#define HELLOS 200
+
+static char dir[64], sock_path[108];
+
+static _Noreturn void die(const char *what)
+{
+	fprintf(stderr, "bench/ingest: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* --- the clients --- */
+
+struct client_result {
+	double hello_s;   /* connect + HELLO + ACK */
+	double done;      /* when EXIT was ACKed (now()) */
+	bool ok;
+};
+
+static void hdr(struct pts_hdr *h, uint16_t type, size_t size, uint32_t *seq)
+{
+	*h = (struct pts_hdr){ .type = type, .size = (uint16_t)size, .seq = ++*seq,
+			       .tid = (uint32_t)getpid() };
+}
+
+static bool send_rec(int fd, const void *rec, size_t len)
+{
+	return send(fd, rec, len, MSG_NOSIGNAL) == (ssize_t)len;
+}
+
+static bool acked(int fd, uint32_t seq)
+{
+	struct pts_ack a;
+	struct pollfd p = { fd, POLLIN, 0 };
+	while (poll(&p, 1, 60000) == 1)
+		if (recv(fd, &a, sizeof(a), 0) != sizeof(a))
+			return false;
+		else if (a.h.type == PTS_ACK && a.acked_seq == seq)
+			return true;
+	return false;
+}
+
+/* One client, in a child process: waits for go (a byte on start_fd). */
+static struct client_result client(int start_fd, unsigned records)
+{
+	struct client_result r = { 0 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint32_t seq = 0;
+	char c;
+	strcpy(sa.sun_path, sock_path);
+	/* An address that is free in this process for the records to name:
+	 * the exit checkpoint then finds what they said, nothing there. */
+	char *region = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (region == MAP_FAILED || read(start_fd, &c, 1) != 1)
+		return r;
+	munmap(region, REGION);
+	double t0 = now();
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return r;
+	struct pts_hello h = { .version = PTS_WIRE_VERSION, .ppid = getppid() };
+	snprintf(h.exe, sizeof(h.exe), "bench-client");
+	hdr(&h.h, PTS_HELLO, sizeof(h), &seq);
+	if (!send_rec(fd, &h, sizeof(h)) || !acked(fd, h.h.seq))
+		return r;
+	r.hello_s = now() - t0;
+	struct pts_mmap m = {
+		.addr = (uintptr_t)region, .len = REGION, .prot = PROT_READ | PROT_WRITE,
+		.flags = MAP_PRIVATE | MAP_ANONYMOUS, .fd = -1,
+	};
+	struct pts_range p = { .addr = (uintptr_t)region, .len = REGION / 2,
+			       .arg = PROT_READ };
+	struct pts_range u = { .addr = (uintptr_t)region, .len = REGION };
+	for (unsigned i = 0; i < records; i++) {
+		bool sent;
+		switch (i % 3) {
+		case 0:
+			hdr(&m.h, PTS_MMAP, sizeof(m), &seq);
+			sent = send_rec(fd, &m, sizeof(m));
+			break;
+		case 1:
+			hdr(&p.h, PTS_MPROTECT, sizeof(p), &seq);
+			sent = send_rec(fd, &p, sizeof(p));
+			break;
+		default:
+			hdr(&u.h, PTS_MUNMAP, sizeof(u), &seq);
+			sent = send_rec(fd, &u, sizeof(u));
+		}
+		if (!sent)
+			return r;
+	}
+	if (records % 3) { /* end unmapped, as the kernel has it */
+		hdr(&u.h, PTS_MUNMAP, sizeof(u), &seq);
+		send_rec(fd, &u, sizeof(u));
+	}
+	struct pts_exit e = { 0 };
+	hdr(&e.h, PTS_EXIT, sizeof(e), &seq);
+	if (!send_rec(fd, &e, sizeof(e)) || !acked(fd, e.h.seq))
+		return r;
+	r.done = now();
+	r.ok = true;
+	return r;
+}
+
+/* The clients, started and released at once: the records per second, and
+ * the median HELLO round trip. */
+static double run_clients(unsigned records, double *hello)
+{
+	int start[2], results[2];
+	pid_t pids[CLIENTS];
+	if (pipe(start) || pipe(results))
+		die("pipe");
+	for (int i = 0; i < CLIENTS; i++) {
+		if ((pids[i] = fork()) < 0)
+			die("fork");
+		if (!pids[i]) {
+			close(start[1]);
+			struct client_result r = client(start[0], records);
+			_exit(write(results[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+		}
+	}
+	close(results[1]);
+	close(start[0]);
+	double t0 = now();
+	char go[CLIENTS] = { 0 };
+	if (write(start[1], go, sizeof(go)) != sizeof(go))
+		die("write");
+	double end = t0, hellos[CLIENTS];
+	for (int i = 0; i < CLIENTS; i++) {
+		struct client_result r;
+		if (read(results[0], &r, sizeof(r)) != sizeof(r) || !r.ok) {
+			errno = EPROTO;
+			die("a client failed");
+		}
+		end = r.done > end ? r.done : end;
+		hellos[i] = r.hello_s;
+	}
+	for (int i = 0; i < CLIENTS; i++)
+		waitpid(pids[i], NULL, 0);
+	close(start[1]);
+	close(results[0]);
+	qsort(hellos, CLIENTS, sizeof(hellos[0]), cmp_double);
+	*hello = hellos[CLIENTS / 2];
+	return CLIENTS * (records + 3.0) / (end - t0);
+}
+
+/* --- the trivial reader --- */
+
+static void ack(int fd, const struct pts_hdr *h)
+{
+	struct pts_ack a = { .h = { .type = PTS_ACK, .size = sizeof(a) },
+			     .acked_seq = h->seq };
+	send(fd, &a, sizeof(a), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* Serves until killed. */
+static _Noreturn void trivial_reader(int listener)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = listener };
+	epoll_ctl(ep, EPOLL_CTL_ADD, listener, &ev);
+	for (;;) {
+		struct epoll_event evs[16];
+		int n = epoll_wait(ep, evs, 16, -1);
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			if (fd == listener) {
+				int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+				ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = c };
+				epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
+				continue;
+			}
+			union {
+				struct pts_hdr h;
+				unsigned char b[PTS_REC_MAX + 1];
+			} buf;
+			ssize_t len = recv(fd, &buf, sizeof(buf), 0);
+			if (len <= 0)
+				close(fd);
+			else if (buf.h.type == PTS_HELLO || buf.h.type == PTS_EXIT)
+				ack(fd, &buf.h);
+		}
+	}
+}
+
+static pid_t trivial_start(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	strcpy(sa.sun_path, sock_path);
+	int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (listener < 0 || bind(listener, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(listener, SOMAXCONN))
+		die("listen");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid)
+		trivial_reader(listener);
+	close(listener);
+	return pid;
+}
+
+static void trivial_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(sock_path);
+}
+
+/* --- the daemon --- */
+
+static pid_t daemon_start(void)
+{
+	int ready[2];
+	char buf[8];
+	if (pipe(ready))
+		die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		dup2(ready[1], 3);
+		execl(PTSHARED_PATH, PTSHARED_PATH, "--socket", sock_path,
+		      "--interval", "0", "--text", "/dev/null", "--ready-fd", "3",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	if (read(ready[0], buf, sizeof(buf)) != 6)
+		die("ptshared did not start");
+	close(ready[0]);
+	return pid;
+}
+
+static void daemon_stop(pid_t pid)
+{
+	int status;
+	kill(pid, SIGTERM);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		errno = EPROTO;
+		die("ptshared failed");
+	}
+}
+
+/* HELLO round trips one after another from one client: the median. */
+static double lone_hellos(void)
+{
+	double t[HELLOS];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	strcpy(sa.sun_path, sock_path);
+	for (int i = 0; i < HELLOS; i++) {
+		uint32_t seq = 0;
+		double t0 = now();
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		struct pts_hello h = { .version = PTS_WIRE_VERSION, .ppid = getppid() };
+		hdr(&h.h, PTS_HELLO, sizeof(h), &seq);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    !send_rec(fd, &h, sizeof(h)) || !acked(fd, h.h.seq))
+			die("hello");
+		t[i] = now() - t0;
+		close(fd);
+	}
+	qsort(t, HELLOS, sizeof(t[0]), cmp_double);
+	return t[HELLOS / 2];
+}
+
+int main(int argc, char **argv)
+{
+	unsigned records = 200000, repeat = 5;
+	for (int i = 1; i + 1 < argc; i += 2)
+		if (!strcmp(argv[i], "--records"))
+			records = (unsigned)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--repeat"))
+			repeat = (unsigned)strtoul(argv[i + 1], NULL, 10);
+	snprintf(dir, sizeof(dir), "/tmp/ptshare-bench-XXXXXX");
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	snprintf(sock_path, sizeof(sock_path), "%s/sock", dir);
+	signal(SIGPIPE, SIG_IGN);
+
+	double rate_t[32], rate_d[32], hello_t[32], hello_d[32];
+	repeat = repeat < 1 ? 1 : repeat > 32 ? 32 : repeat;
+	for (unsigned k = 0; k < repeat; k++) {
+		pid_t r = trivial_start();
+		rate_t[k] = run_clients(records, &hello_t[k]);
+		trivial_stop(r);
+		r = daemon_start();
+		rate_d[k] = run_clients(records, &hello_d[k]);
+		daemon_stop(r);
+	}
+	pid_t r = trivial_start();
+	double lone_t = lone_hellos();
+	trivial_stop(r);
+	r = daemon_start();
+	double lone_d = lone_hellos();
+	daemon_stop(r);
+	rmdir(dir);
+	qsort(rate_t, repeat, sizeof(double), cmp_double);
+	qsort(rate_d, repeat, sizeof(double), cmp_double);
+	qsort(hello_t, repeat, sizeof(double), cmp_double);
+	qsort(hello_d, repeat, sizeof(double), cmp_double);
+	double t = rate_t[repeat / 2], d = rate_d[repeat / 2];
+	printf("ingest from %d clients, %u records each, median of %u:\n",
+	       CLIENTS, records, repeat);
+	printf("                  records/s  us/record  HELLO round trip: flooded  alone\n");
+	printf("  trivial reader %10.0f %10.3f %26.1f us %6.1f us\n", t, 1e6 / t,
+	       hello_t[repeat / 2] * 1e6, lone_t * 1e6);
+	printf("  ptshared       %10.0f %10.3f %26.1f us %6.1f us\n", d, 1e6 / d,
+	       hello_d[repeat / 2] * 1e6, lone_d * 1e6);
+	printf("  ratio %.2f (goal >= 0.8); %.3f us more per record\n", d / t,
+	       1e6 / d - 1e6 / t);
+	return 0;
+}

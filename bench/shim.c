@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/shim: what the shim costs a program per intercepted call.  A child
+ * maps and unmaps one anonymous page in a loop and reports the time per
+ * pair; it runs without the shim (the baseline), with the shim but no
+ * daemon (every interposer goes straight through), and traced by a minimal
+ * receiver in this process (ACKs HELLO and EXIT, reads and drops the rest)
+ * without and with call stacks.  Median of REPEAT runs; the ratio is
+ * against the baseline of the same run.
+ *
+ * Not sanitized: the shim is preloaded into the child, and a sanitizer
+ * runtime would have to come first.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptshare/wire.h"
+
+#define PAIRS 200000
+#define REPEAT 5
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The child: ns per mmap+munmap pair, on stdout. */
+static int loop(void)
+{
+	for (int i = 0; i < PAIRS / 10; i++) /* warm up */
+		munmap(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0), 4096);
+	double t = now_ns();
+	for (int i = 0; i < PAIRS; i++) {
+		void *p = mmap(NULL, 4096, PROT_READ,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED || munmap(p, 4096))
+			return 1;
+	}
+	printf("%.1f\n", (now_ns() - t) / PAIRS);
+	return 0;
+}
+
+struct receiver {
+	int listener;
+	atomic_ulong records;
+	atomic_bool stop;
+};
+
+/* One connection at a time: the child is single-threaded and never forks. */
+static void *receive(void *arg)
+{
+	struct receiver *rc = arg;
+	unsigned char buf[PTS_REC_MAX];
+
+	while (!rc->stop) {
+		struct pollfd p = { rc->listener, POLLIN, 0 };
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		int fd = accept(rc->listener, NULL, NULL);
+		ssize_t n;
+		while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+			const struct pts_hdr *h = (const void *)buf;
+			rc->records++;
+			if (h->type == PTS_HELLO || h->type == PTS_EXIT) {
+				struct pts_ack a = { .h = { .type = PTS_ACK,
+							    .size = sizeof(a) },
+						     .acked_seq = h->seq };
+				send(fd, &a, sizeof(a), MSG_NOSIGNAL);
+			}
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median ns per pair of the child run with env. */
+static double run_child(const char *self, char *const env[])
+{
+	double ns[REPEAT];
+
+	for (int r = 0; r < REPEAT; r++) {
+		int out[2];
+		char text[64] = "";
+		if (pipe(out))
+			exit(1);
+		pid_t pid = fork();
+		if (pid == 0) {
+			dup2(out[1], 1);
+			execle(self, self, "--loop", (char *)NULL, env);
+			_exit(127);
+		}
+		close(out[1]);
+		ssize_t n = read(out[0], text, sizeof(text) - 1);
+		close(out[0]);
+		int status;
+		waitpid(pid, &status, 0);
+		if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "bench/shim: the child failed\n");
+			exit(1);
+		}
+		ns[r] = atof(text);
+	}
+	qsort(ns, REPEAT, sizeof(ns[0]), cmp_double);
+	return ns[REPEAT / 2];
+}
+
+int main(int argc, char **argv)
+{
+	char self[4096], dir[] = "/tmp/ptshare-bench-XXXXXX";
+	char preload[4200], socket_env[200];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct receiver rc = { 0 };
+	pthread_t thread;
+
+	if (argc > 1 && !strcmp(argv[1], "--loop"))
+		return loop();
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || !mkdtemp(dir))
+		return 1;
+	self[n] = '\0';
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", dir);
+	rc.listener = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (bind(rc.listener, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(rc.listener, 8) || pthread_create(&thread, NULL, receive, &rc))
+		return 1;
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", SHIM_PATH);
+	snprintf(socket_env, sizeof(socket_env), "PTSHARE_SOCKET=%s", sa.sun_path);
+
+	char *plain[] = { NULL };
+	char *no_daemon[] = { preload, NULL };
+	char *no_stack[] = { preload, socket_env, "PTSHARE_OPTIONS=stack=0", NULL };
+	char *traced[] = { preload, socket_env, NULL };
+	const struct {
+		const char *name;
+		char **env;
+	} runs[] = {
+		{ "without the shim", plain },
+		{ "shim, no daemon", no_daemon },
+		{ "traced, stack=0", no_stack },
+		{ "traced, 4 frames", traced },
+	};
+
+	printf("mmap+munmap of one anonymous page, %d pairs, median of %d runs "
+	       "(%d records a traced run)\n", PAIRS, REPEAT,
+	       2 * (PAIRS + PAIRS / 10) + 2);
+	double base = 0;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		unsigned long before = rc.records;
+		double ns = run_child(self, runs[i].env);
+		if (!i)
+			base = ns;
+		printf("%-18s %7.0f ns/pair %6.2fx  %5.0f ns added per call, "
+		       "%lu records received\n", runs[i].name, ns, ns / base,
+		       (ns - base) / 2, rc.records - before);
+	}
+	rc.stop = 1;
+	pthread_join(thread, NULL);
+	close(rc.listener);
+	unlink(sa.sun_path);
+	rmdir(dir);
+	return 0;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* What the ptshare commands and the daemon share about their command
+ * lines: numbers as options spell them, and the private files reports and
+ * traces go to. */
+#ifndef PTSHARE_CLI_H
+#define PTSHARE_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* A non-negative decimal number: 0, or -1 when s is not one. */
+int cli_u64(const char *s, uint64_t *out);
+
+/* Creates or truncates path with mode 0600 for writing: reports and traces
+ * may tell one user about another's processes, so only the owner may read
+ * them.  NULL with errno set when it cannot. */
+FILE *cli_create_private(const char *path);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's open connections, one per traced process image: found by
+ * the ingest's connection id (where an ack goes) and by the peer's pid (an
+ * exec's old image), and listed (to read them all).  Each has the space the
+ * ring receives its next packet in.
+ */
+#ifndef PTSHARED_CONNS_H
+#define PTSHARED_CONNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recv.h"
+
+struct conn {
+	int fd;
+	uint32_t id;        /* the ingest's */
+	int32_t pid;        /* the peer's (SO_PEERCRED) */
+	size_t slot;        /* in conns.open */
+	unsigned inflight;  /* ring requests that use it: freed only at 0 */
+	bool closing;       /* ended; waiting for its requests to finish */
+	struct msghdr msg;  /* of the ring's recvmsg, into rx */
+	struct packet_space rx;
+};
+
+struct conns {
+	struct conn **by_id;
+	size_t cap_id;
+	struct conn **open; /* in no order */
+	size_t nopen, cap_open;
+};
+
+/* A connection for fd from pid, registered as id; NULL when out of
+ * memory. */
+struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid);
+/* The open connection id, or NULL. */
+struct conn *conns_get(const struct conns *t, uint32_t id);
+/* An open connection of pid, or NULL. */
+struct conn *conns_of_pid(const struct conns *t, int32_t pid);
+/* No longer open: found no more (it may still wait for its requests).
+ * Moves the last of t->open into its slot. */
+void conns_forget(struct conns *t, struct conn *c);
+/* Closes its fd and frees it. */
+void conn_free(struct conn *c);
+/* Frees the table (every connection must have been freed). */
+void conns_free(struct conns *t);
+
+#endif

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's listening socket. */
+#ifndef PTSHARED_LISTEN_H
+#define PTSHARED_LISTEN_H
+
+/* A unix SOCK_SEQPACKET socket listening at path, close-on-exec, the file
+ * mode 0600.  Returns the fd, or -errno (-ENAMETOOLONG: the path does not
+ * fit a socket address; -EADDRINUSE: something is there). */
+int listen_open(const char *path);
+
+#endif

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "loop.h"
+
+#define SQ_ENTRIES 512
+#define CQ_ENTRIES 4096
+/* Completions handled between two submissions.  Each queues at most two
+ * requests, so the submission queue never fills. */
+#define BATCH 128
+/* Packets read from one connection at once: after a completion, and when
+ * all are read (the timer's checkpoints, the end of the run). */
+#define READ_ON_MAX 64
+#define DRAIN_MAX 4096
+#define ACCEPT_RETRY_NS 100000000 /* after an accept failed (EMFILE...) */
+
+/* A request's kind rides in the low bits of its user data, beside the
+ * connection it is for (allocations are at least 8-byte aligned). */
+enum req { REQ_ACCEPT = 1, REQ_ACCEPT_RETRY, REQ_RECV, REQ_TIMER, REQ_SIGNAL,
+	   REQ_CANCEL };
+#define REQ_MASK 7u
+_Static_assert(alignof(max_align_t) > REQ_MASK, "connections carry the kind");
+
+static struct io_uring_sqe *sqe_get(struct loop *l)
+{
+	struct io_uring_sqe *s;
+	while (!(s = io_uring_get_sqe(&l->ring)))
+		io_uring_submit(&l->ring);
+	return s;
+}
+
+static void own(struct loop *l, struct io_uring_sqe *s, enum req kind,
+		struct conn *c)
+{
+	io_uring_sqe_set_data64(s, (uint64_t)(uintptr_t)c | kind);
+	l->inflight++;
+	if (c)
+		c->inflight++;
+}
+
+static void arm_accept(struct loop *l)
+{
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_multishot_accept(s, l->cfg.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	own(l, s, REQ_ACCEPT, NULL);
+}
+
+static void arm_accept_retry(struct loop *l)
+{
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_timeout(s, &l->accept_retry, 0, 0);
+	own(l, s, REQ_ACCEPT_RETRY, NULL);
+}
+
+/* MSG_TRUNC: the result is the packet's real length, so an oversized one
+ * reaches the ingest as what it is (malformed), never cut to a record. */
+static void arm_recv(struct loop *l, struct conn *c)
+{
+	struct io_uring_sqe *s = sqe_get(l);
+	recv_prepare(&c->msg, &c->rx);
+	io_uring_prep_recvmsg(s, c->fd, &c->msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	own(l, s, REQ_RECV, c);
+}
+
+static void arm_timer(struct loop *l)
+{
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_timeout(s, &l->interval, 0, 0);
+	own(l, s, REQ_TIMER, NULL);
+}
+
+static void arm_signal(struct loop *l)
+{
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_read(s, l->signal_fd, &l->sig, sizeof(l->sig), 0);
+	own(l, s, REQ_SIGNAL, NULL);
+}
+
+/* The connection is over: the ingest learns it, and the fd closes once the
+ * ring holds no request on it (a pending request would keep the socket
+ * alive, and write into a freed buffer when it completed). */
+static void conn_end(struct loop *l, struct conn *c)
+{
+	ingest_disconnect(l->g, c->id);
+	conns_forget(&l->conns, c);
+	if (!c->inflight) {
+		conn_free(c);
+		return;
+	}
+	c->closing = true;
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_cancel_fd(s, c->fd, IORING_ASYNC_CANCEL_ALL);
+	own(l, s, REQ_CANCEL, NULL);
+}
+
+/* A read of nothing is the end of the stream, or an empty packet (which
+ * SOCK_SEQPACKET allows, and a hostile peer may send): only a hang-up
+ * tells them apart. */
+static bool peer_closed(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	return poll(&p, 1, 0) < 0 ||
+	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* A 32-byte send on a unix socket completes or fails at once; through the
+ * ring it would need a buffer kept until completion.  A full or vanished
+ * peer loses its ack: the shim waits for one only so long, and a peer that
+ * is gone shows as the end of its stream. */
+static void send_acks(struct loop *l, const struct ingest_action *act)
+{
+	for (unsigned i = 0; i < act->nack; i++) {
+		struct conn *c = conns_get(&l->conns, act->ack[i].conn);
+		if (c)
+			send(c->fd, &act->ack[i].rec, sizeof(act->ack[i].rec),
+			     MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+}
+
+/* A packet from c of len bytes (its real length: the ingest reads no more
+ * than a record from data), received with m: applied, its acks sent.
+ * False when the connection is over: its end, or dropped. */
+static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
+		      size_t len, const struct msghdr *m)
+{
+	/* A userfaultfd comes with PTS_HELLO_UFFD (DESIGN.md section 4); until
+	 * the daemon resolves faults, every fd a packet brings is closed. */
+	recv_close_fds(m);
+	if (!len && peer_closed(c->fd))
+		return false;
+	struct ingest_action act = { 0 };
+	ingest_packet(l->g, c->id, data, len, &act);
+	send_acks(l, &act);
+	return !act.drop;
+}
+
+/* Reads what c has sent so far, synchronously, a burst per system call, up
+ * to max packets (a process that keeps sending cannot hold the loop).
+ * False when the connection is over. */
+static bool drain_conn(struct loop *l, struct conn *c, unsigned max)
+{
+	struct burst *b = l->burst;
+	for (unsigned done = 0; done < max;) {
+		unsigned want = max - done < RECV_BURST ? max - done : RECV_BURST;
+		int n = recv_burst(b, c->fd, want);
+		if (n == -EAGAIN)
+			return true; /* all read; the process lives on */
+		bool open = n > 0;
+		for (int i = 0; i < n; i++)
+			if (open)
+				open = packet_in(l, c, b->s[i].data, b->m[i].msg_len,
+						 &b->m[i].msg_hdr);
+			else /* after the end: only fds to close */
+				recv_close_fds(&b->m[i].msg_hdr);
+		if (!open) {
+			conn_end(l, c);
+			return false;
+		}
+		if ((unsigned)n < want)
+			return true; /* a short burst: the queue was empty */
+		done += (unsigned)n;
+	}
+	return true;
+}
+
+/*
+ * Identity comes from the kernel (SO_PEERCRED), never from a record.  A new
+ * image connects after its exec closed the old image's connection, whose
+ * last records (PTS_EXEC among them) may not have been read yet: they are
+ * read first, to the old connection's end (docs/shim.md).  Safe to do
+ * synchronously where this is called: at the end of a batch, or with no
+ * request in the ring.
+ */
+static void conn_open(struct loop *l, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0) {
+		close(fd); /* a peer outside our pid namespace: no /proc to read */
+		return;
+	}
+	struct conn *old = conns_of_pid(&l->conns, cred.pid);
+	if (old)
+		drain_conn(l, old, DRAIN_MAX);
+	uint32_t id = ingest_connect(l->g, cred.pid, cred.uid);
+	struct conn *c = id ? conns_add(&l->conns, fd, id, cred.pid) : NULL;
+	if (!c) {
+		fprintf(stderr, "ptshared: out of memory: process %d not traced\n",
+			(int)cred.pid);
+		if (id)
+			ingest_disconnect(l->g, id);
+		close(fd);
+		return;
+	}
+	if (!l->stopping)
+		arm_recv(l, c);
+}
+
+static void received(struct loop *l, struct conn *c, int res)
+{
+	if (c->closing) {
+		if (!c->inflight)
+			conn_free(c);
+		return;
+	}
+	if (res == -ECANCELED) /* the end of the run: loop_drain reads on */
+		return;
+	bool open = res >= 0 ? packet_in(l, c, c->rx.data, (size_t)res, &c->msg)
+			     : res == -EINTR || res == -EAGAIN;
+	if (!open) {
+		conn_end(l, c);
+		return;
+	}
+	/* A process that sends one record usually sends more: what is queued
+	 * already is read now, in bursts, rather than a ring round trip and a
+	 * system call per packet. */
+	if (!l->stopping && drain_conn(l, c, READ_ON_MAX))
+		arm_recv(l, c);
+}
+
+/* Opened once the batch is done (see conn_open). */
+static void queue_accepted(struct loop *l, int fd)
+{
+	if (l->naccepted == l->cap_accepted) {
+		size_t cap = l->cap_accepted ? 2 * l->cap_accepted : 16;
+		int *p = realloc(l->accepted, cap * sizeof(*p));
+		if (!p) {
+			fputs("ptshared: out of memory: a process not traced\n", stderr);
+			close(fd);
+			return;
+		}
+		l->accepted = p;
+		l->cap_accepted = cap;
+	}
+	l->accepted[l->naccepted++] = fd;
+}
+
+static void accepted(struct loop *l, int res, bool more)
+{
+	if (res >= 0) {
+		l->accept_failing = false;
+		queue_accepted(l, res);
+	} else if (res != -ECANCELED && !l->accept_failing) {
+		fprintf(stderr, "ptshared: accept: %s; retrying\n", strerror(-res));
+		l->accept_failing = true;
+	}
+	if (more || l->stopping)
+		return;
+	/* A failure (EMFILE: the connection stays in the backlog) would come
+	 * straight back: try again a little later. */
+	if (res < 0)
+		arm_accept_retry(l);
+	else
+		arm_accept(l);
+}
+
+static void ticked(struct loop *l, int res)
+{
+	if (res == -ECANCELED || l->stopping)
+		return;
+	l->tick_due = true; /* once the batch is done: see turn() */
+	arm_timer(l);
+}
+
+static void signalled(struct loop *l, int res)
+{
+	if (res == (int)sizeof(l->sig))
+		l->stopping = true;
+	else if (res != -ECANCELED && !l->stopping)
+		arm_signal(l);
+}
+
+static void complete(struct loop *l, const struct io_uring_cqe *cqe)
+{
+	enum req kind = (enum req)(cqe->user_data & REQ_MASK);
+	struct conn *c = (struct conn *)(uintptr_t)(cqe->user_data & ~(uint64_t)REQ_MASK);
+	bool more = cqe->flags & IORING_CQE_F_MORE;
+	if (!more) {
+		l->inflight--;
+		if (c)
+			c->inflight--;
+	}
+	switch (kind) {
+	case REQ_ACCEPT:
+		accepted(l, cqe->res, more);
+		break;
+	case REQ_ACCEPT_RETRY:
+		if (!l->stopping)
+			arm_accept(l);
+		break;
+	case REQ_RECV:
+		received(l, c, cqe->res);
+		break;
+	case REQ_TIMER:
+		ticked(l, cqe->res);
+		break;
+	case REQ_SIGNAL:
+		signalled(l, cqe->res);
+		break;
+	case REQ_CANCEL:
+		break;
+	}
+}
+
+/* Every connection read up to now.  Backwards: a connection that ends
+ * leaves its slot to the last one, which was read already. */
+static void drain_all(struct loop *l)
+{
+	for (size_t i = l->conns.nopen; i-- > 0;)
+		drain_conn(l, l->conns.open[i], DRAIN_MAX);
+}
+
+/* Every connection read up to now, then every process's /proc: so the
+ * reading is not ahead of records already sent, which the model would
+ * then refuse (a mapping it has from /proc, told again).  Safe beside the
+ * recvs the ring holds: with DEFER_TASKRUN they move only when the loop
+ * waits, and every completion posted so far has been handled. */
+static void tick(struct loop *l)
+{
+	l->tick_due = false;
+	drain_all(l);
+	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
+}
+
+/* Submits what is queued, waits for a completion, handles all there are. */
+static int turn(struct loop *l)
+{
+	/* The trace is whole whenever the daemon waits: what a reader of the
+	 * file sees, and what survives a crash. */
+	if (l->cfg.trace)
+		fflush(l->cfg.trace);
+	int r = io_uring_submit_and_wait(&l->ring, 1);
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+		return r;
+	struct io_uring_cqe *cqes[BATCH];
+	unsigned n;
+	while ((n = io_uring_peek_batch_cqe(&l->ring, cqes, BATCH))) {
+		for (unsigned i = 0; i < n; i++)
+			complete(l, cqes[i]);
+		io_uring_cq_advance(&l->ring, n);
+		io_uring_submit(&l->ring);
+	}
+	/* Every completion posted has been handled: the connections can be
+	 * read synchronously (see tick). */
+	for (size_t i = 0; i < l->naccepted; i++)
+		conn_open(l, l->accepted[i]);
+	l->naccepted = 0;
+	if (l->tick_due)
+		tick(l);
+	return 0;
+}
+
+int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg)
+{
+	*l = (struct loop){
+		.g = g, .cfg = *cfg, .signal_fd = -1,
+		.interval = { .tv_sec = cfg->interval_s },
+		.accept_retry = { .tv_nsec = ACCEPT_RETRY_NS },
+	};
+	/* DEFER_TASKRUN: completions are made only while the loop waits,
+	 * which tick() relies on (and which saves interrupting the work). */
+	struct io_uring_params p = {
+		.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER |
+			 IORING_SETUP_DEFER_TASKRUN,
+		.cq_entries = CQ_ENTRIES,
+	};
+	int r = io_uring_queue_init_params(SQ_ENTRIES, &l->ring, &p);
+	if (r)
+		return r;
+	l->burst = malloc(sizeof(*l->burst));
+	l->signal_fd = signalfd(-1, cfg->stop, SFD_CLOEXEC);
+	if (!l->burst || l->signal_fd < 0) {
+		r = l->burst ? -errno : -ENOMEM;
+		loop_free(l);
+		return r;
+	}
+	arm_accept(l);
+	arm_signal(l);
+	if (cfg->interval_s)
+		arm_timer(l);
+	r = io_uring_submit(&l->ring);
+	if (r < 0)
+		loop_free(l);
+	return r < 0 ? r : 0;
+}
+
+int loop_run(struct loop *l)
+{
+	while (!l->stopping) {
+		int r = turn(l);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+void loop_drain(struct loop *l)
+{
+	l->stopping = true;
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_cancel64(s, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL);
+	own(l, s, REQ_CANCEL, NULL);
+	while (l->inflight)
+		if (turn(l))
+			return;
+	struct pollfd p = { .fd = l->cfg.listen_fd, .events = POLLIN };
+	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
+		int fd = accept4(l->cfg.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		conn_open(l, fd);
+	}
+	drain_all(l);
+}
+
+void loop_free(struct loop *l)
+{
+	io_uring_queue_exit(&l->ring);
+	for (size_t i = 0; i < l->conns.nopen; i++)
+		conn_free(l->conns.open[i]);
+	for (size_t i = 0; i < l->naccepted; i++)
+		close(l->accepted[i]);
+	free(l->accepted);
+	conns_free(&l->conns);
+	free(l->burst);
+	if (l->signal_fd >= 0)
+		close(l->signal_fd);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's event loop: one io_uring ring, one thread.  Every wait is a
+ * ring request: a multishot accept on the listening socket, one recvmsg per
+ * connection (a packet at a time), the checkpoint timer, and a read of the
+ * signalfd that ends the run.  Acks go out as they are made, with
+ * non-blocking sends: a peer that is full or gone never holds the loop up.
+ */
+#ifndef PTSHARED_LOOP_H
+#define PTSHARED_LOOP_H
+
+#include <liburing.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/signalfd.h>
+
+#include "conns.h"
+#include "ingest.h"
+
+struct loop_config {
+	int listen_fd;
+	unsigned interval_s;   /* timer checkpoints; 0: none */
+	const sigset_t *stop;  /* blocked signals that end the run */
+	FILE *trace;           /* flushed whenever the loop waits, or NULL */
+};
+
+struct loop {
+	struct io_uring ring;
+	struct ingest *g;
+	struct loop_config cfg;
+	int signal_fd;
+	struct __kernel_timespec interval, accept_retry;
+	struct signalfd_siginfo sig;
+	struct conns conns;
+	int *accepted;         /* connections accepted in this batch */
+	size_t naccepted, cap_accepted;
+	struct burst *burst;   /* what drain_conn() reads into */
+	unsigned inflight;     /* requests the ring holds */
+	bool stopping;
+	bool tick_due;         /* the timer fired: checkpoints after the batch */
+	bool accept_failing;   /* said once, until an accept succeeds again */
+};
+
+/* The ring and the first requests.  0, or -errno. */
+int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg);
+/* Serves until a stop signal: 0, or -errno when the ring failed. */
+int loop_run(struct loop *l);
+/* The end of a run: every request ends, the connections still in the
+ * backlog are accepted, and what each connection has sent is read, so the
+ * final checkpoint and the report miss nothing said before the signal. */
+void loop_drain(struct loop *l);
+/* Closes the ring and every connection. */
+void loop_free(struct loop *l);
+
+#endif

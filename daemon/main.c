@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptshared: the daemon of `ptshare run` (docs/daemon.md).  Serves the shims
+ * of a traced program until SIGTERM or SIGINT, then takes a last checkpoint
+ * of every process and writes the report.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "ingest.h"
+#include "listen.h"
+#include "loop.h"
+#include "options.h"
+#include "outputs.h"
+
+/*
+ * SIGTERM ends the run, and SIGINT unless it was ignored when we started:
+ * `ptshare run` ignores it for us, so that a ^C at the terminal reaches the
+ * program and not the daemon (shells do the same for background jobs).
+ * Blocked from the start, so that a signal at any moment ends the run
+ * cleanly, through the signalfd.
+ */
+static void block_stop_signals(sigset_t *stop)
+{
+	struct sigaction sa;
+	sigemptyset(stop);
+	sigaddset(stop, SIGTERM);
+	if (!sigaction(SIGINT, NULL, &sa) && sa.sa_handler != SIG_IGN)
+		sigaddset(stop, SIGINT);
+	sigprocmask(SIG_BLOCK, stop, NULL);
+}
+
+/* One connection per traced process: as many as the hard limit allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void say_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "ready\n", 6) != 6)
+		fprintf(stderr, "ptshared: --ready-fd %d: %s\n", fd, strerror(errno));
+	close(fd);
+}
+
+/* Serves until the stop signal, then the last checkpoint and the report. */
+static int serve(struct ingest *g, const struct daemon_options *o,
+		 const sigset_t *stop, struct outputs *out)
+{
+	int lfd = listen_open(o->socket);
+	if (lfd < 0) {
+		fprintf(stderr, "ptshared: cannot listen on %s: %s\n", o->socket,
+			strerror(-lfd));
+		return 1;
+	}
+	struct loop l;
+	const struct loop_config cfg = {
+		.listen_fd = lfd, .interval_s = (unsigned)o->interval_s,
+		.stop = stop, .trace = out->trace.f,
+	};
+	int r = loop_init(&l, g, &cfg);
+	if (r) {
+		fprintf(stderr, "ptshared: io_uring: %s%s\n", strerror(-r),
+			r == -EPERM ? " (see sysctl kernel.io_uring_disabled)"
+			: r == -EINVAL ? " (Linux 6.1 or later is needed)" : "");
+		close(lfd);
+		unlink(o->socket);
+		return 1;
+	}
+	say_ready(o->ready_fd);
+	int status = 0;
+	if ((r = loop_run(&l))) {
+		fprintf(stderr, "ptshared: io_uring: %s; stopping\n", strerror(-r));
+		status = 1;
+	}
+	loop_drain(&l);
+	/* Processes starting from now on connect to nothing and run untraced
+	 * at once, instead of waiting for an ACK that would not come. */
+	close(lfd);
+	unlink(o->socket);
+	ingest_checkpoint_all(g, PTS_CK_FINAL);
+	if (outputs_finish(out, ingest_report(g), (size_t)o->top))
+		status = 1;
+	loop_free(&l);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t stop;
+	block_stop_signals(&stop);
+	/* A reader gone from our stdout is a write error, not our death. */
+	signal(SIGPIPE, SIG_IGN);
+	struct daemon_options o;
+	int status = daemon_options_parse(&o, argc, argv);
+	if (status >= 0)
+		return status;
+	struct worlds ws;
+	char err[256];
+	if (worlds_init(&ws, o.policies, err, sizeof(err))) {
+		fprintf(stderr, "ptshared: %s\n", err);
+		return 2;
+	}
+	struct outputs out;
+	if (outputs_open(&out, &o)) {
+		worlds_free(&ws);
+		return 1;
+	}
+	raise_fd_limit();
+	struct ingest *g = ingest_new(&ws, true, out.trace.f);
+	if (!g) {
+		fputs("ptshared: out of memory\n", stderr);
+		status = 1;
+	} else {
+		status = serve(g, &o, &stop, &out);
+	}
+	outputs_close(&out);
+	ingest_free(g);
+	worlds_free(&ws);
+	return status;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "options.h"
+
+/* A day: longer intervals are surely a mistake in the unit. */
+#define INTERVAL_MAX 86400
+
+static void usage(FILE *f)
+{
+	fputs("usage: ptshared --socket PATH [--policy LIST] [--interval S]\n"
+	      "                [--json FILE] [--text FILE] [--record FILE]\n"
+	      "                [--top N] [--ready-fd N]\n"
+	      "\n"
+	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
+	      "records of programs run with libptshare.so preloaded, feeds them to\n"
+	      "one model per policy, reads each process's /proc at its checkpoints,\n"
+	      "and on SIGTERM or SIGINT writes the report.  `ptshare run` starts it.\n"
+	      "\n"
+	      "  --socket PATH   where to listen (created 0600; its directory must\n"
+	      "                  be private to the caller, 0700)\n"
+	      "  --policy LIST   comma-separated policies (default: all)\n"
+	      "  --interval S    checkpoint every process every S seconds\n"
+	      "                  (default 1; 0: only at connect, fork, exec, exit)\n"
+	      "  --json FILE     write the JSON report to FILE (0600; '-': stdout)\n"
+	      "  --text FILE     write the text report to FILE (0600; '-': stdout;\n"
+	      "                  default: stderr)\n"
+	      "  --record FILE   keep every record applied in a trace (0600)\n"
+	      "  --top N         processes and mappings the text lists (default 20,\n"
+	      "                  0: all)\n"
+	      "  --ready-fd N    write \"ready\\n\" to fd N and close it once listening\n"
+	      "\n"
+	      "Exit status: 0 after a clean shutdown, 1 on a failure, 2 on a usage\n"
+	      "error.\n",
+	      f);
+}
+
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "ptshared: %s '%s'\n", what, arg);
+	usage(stderr);
+	return 2;
+}
+
+int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "text", required_argument, NULL, 't' },
+		{ "record", required_argument, NULL, 'r' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "ready-fd", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	*o = (struct daemon_options){ .interval_s = 1, .top = 20, .ready_fd = -1 };
+	uint64_t fd;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->socket = optarg;
+			break;
+		case 'P':
+			o->policies = optarg;
+			break;
+		case 'i':
+			if (cli_u64(optarg, &o->interval_s) ||
+			    o->interval_s > INTERVAL_MAX)
+				return bad("bad interval (seconds, at most a day)", optarg);
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 't':
+			o->text = optarg;
+			break;
+		case 'r':
+			o->record = optarg;
+			break;
+		case 'n':
+			if (cli_u64(optarg, &o->top))
+				return bad("bad number", optarg);
+			break;
+		case 'R':
+			if (cli_u64(optarg, &fd) || fd > INT_MAX ||
+			    fcntl((int)fd, F_GETFD) < 0)
+				return bad("--ready-fd is not an open file descriptor",
+					   optarg);
+			o->ready_fd = (int)fd;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument", argv[optind]);
+	if (!o->socket) {
+		fputs("ptshared: --socket PATH is required\n", stderr);
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}

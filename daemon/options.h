@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* ptshared's command line (docs/daemon.md). */
+#ifndef PTSHARED_OPTIONS_H
+#define PTSHARED_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct daemon_options {
+	const char *socket;   /* required */
+	const char *policies; /* NULL: every built-in policy */
+	uint64_t interval_s;  /* timer checkpoints; 0: none */
+	const char *json;     /* NULL: no JSON report */
+	const char *text;     /* NULL: stderr; "-": stdout */
+	const char *record;   /* NULL: no trace */
+	uint64_t top;         /* rows of the text report; 0: all */
+	int ready_fd;         /* -1: none */
+};
+
+/* Returns -1 when the run should go on, else the exit status (0 after
+ * --help, 2 after a usage error, with the message printed). */
+int daemon_options_parse(struct daemon_options *o, int argc, char **argv);
+
+#endif

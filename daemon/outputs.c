@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+#include "outputs.h"
+
+/* path, or "-" for stdout, or dflt when path is NULL. */
+static int output_open(struct output *o, const char *path, FILE *dflt)
+{
+	*o = (struct output){ path ? path : "stderr", dflt };
+	if (!path)
+		return 0;
+	if (!strcmp(path, "-")) {
+		*o = (struct output){ "stdout", stdout };
+		return 0;
+	}
+	if (!(o->f = cli_create_private(path))) {
+		fprintf(stderr, "ptshared: cannot write %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Flushes, and closes unless it is a standard stream. */
+static int output_close(struct output *o)
+{
+	if (!o->f)
+		return 0;
+	bool standard = o->f == stdout || o->f == stderr;
+	errno = 0;
+	int r = ferror(o->f) | (standard ? fflush(o->f) : fclose(o->f));
+	if (r)
+		fprintf(stderr, "ptshared: writing %s: %s\n", o->name,
+			errno ? strerror(errno) : "write error");
+	o->f = NULL;
+	return r ? -1 : 0;
+}
+
+int outputs_open(struct outputs *out, const struct daemon_options *o)
+{
+	*out = (struct outputs){ 0 };
+	if (!output_open(&out->text, o->text, stderr) &&
+	    !output_open(&out->json, o->json, NULL) &&
+	    !output_open(&out->trace, o->record, NULL))
+		return 0;
+	outputs_close(out);
+	return -1;
+}
+
+void outputs_close(struct outputs *out)
+{
+	output_close(&out->trace);
+	output_close(&out->json);
+	output_close(&out->text);
+}
+
+int outputs_finish(struct outputs *out, const struct report *r, size_t top)
+{
+	report_text(out->text.f, r, top);
+	if (out->json.f)
+		report_json(out->json.f, r);
+	int bad = output_close(&out->trace);
+	bad |= output_close(&out->json);
+	bad |= output_close(&out->text);
+	return bad ? -1 : 0;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The connection to the daemon: a unix SOCK_SEQPACKET socket, one record
+ * per packet, close-on-exec (an exec closes it: the daemon sees EOF and the
+ * new image connects anew).  It lives at a high fd number, out of the
+ * program's way, and is checked to be ours before every use: a program may
+ * close every fd or dup2 over it, and then the number is the program's.
+ * Raw system calls only: the glibc wrappers are cancellation points.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define FD_BASE 1000
+/* The default (wmem_default, 208 KiB) holds about 280 records: a burst of
+ * calls while the daemon is not running would lose records.  The kernel
+ * caps this at net.core.wmem_max; memory is used only while it lags. */
+#define SEND_BUFFER (4 << 20)
+/* Below a lower RLIMIT_NOFILE, this far under the limit. */
+#define FD_LIMIT_MARGIN 8
+
+int fd_move_high(int fd)
+{
+	struct rlimit rl;
+	long base = FD_BASE;
+
+	if (!syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) &&
+	    rl.rlim_cur <= FD_BASE)
+		base = (long)rl.rlim_cur - FD_LIMIT_MARGIN;
+	if (base <= fd)
+		return fd;
+	long high = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
+	if (high < 0)
+		return fd; /* nothing free up there: stay where we are */
+	syscall(SYS_close, fd);
+	return (int)high;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Non-blocking, so that a daemon whose backlog is full costs at most
+ * wait_ms (a unix socket then says EAGAIN: retried every millisecond). */
+int conn_open(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const struct timespec ms = { 0, 1000000 };
+	int64_t deadline = now_ms() + shim_cfg.wait_ms;
+	int sndbuf = SEND_BUFFER;
+
+	str_copy(sa.sun_path, sizeof(sa.sun_path), shim_cfg.socket_path);
+	long fd = syscall(SYS_socket, AF_UNIX,
+			  SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	while (syscall(SYS_connect, fd, &sa, sizeof(sa))) {
+		int err = errno;
+		if ((err != EAGAIN && err != EINTR) || now_ms() >= deadline) {
+			syscall(SYS_close, fd);
+			return -err;
+		}
+		syscall(SYS_nanosleep, &ms, NULL);
+	}
+	return fd_move_high((int)fd);
+}
+
+bool conn_is_ours(void)
+{
+	struct stat st;
+
+	return shim_proc.fd >= 0 && !fstat(shim_proc.fd, &st) &&
+	       S_ISSOCK(st.st_mode) && st.st_dev == shim_proc.fd_dev &&
+	       st.st_ino == shim_proc.fd_ino;
+}
+
+int conn_send(const struct iovec *iov, int n, int pass_fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
+
+	if (pass_fd >= 0) {
+		m.msg_control = ctl.buf;
+		m.msg_controllen = sizeof(ctl.buf);
+		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		*(int *)CMSG_DATA(h) = pass_fd;
+	}
+	/* MSG_NOSIGNAL: a dead daemon must not SIGPIPE the program. */
+	if (syscall(SYS_sendmsg, shim_proc.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* An ACK of seq, ignoring anything else (a late ACK of an earlier record,
+ * after that wait had given up). */
+static bool is_ack(const struct pts_ack *a, long len, uint32_t seq)
+{
+	return len == (long)sizeof(*a) && a->h.type == PTS_ACK &&
+	       a->h.size == sizeof(*a) && a->acked_seq == seq;
+}
+
+bool conn_wait_ack(uint32_t seq)
+{
+	int64_t deadline = now_ms() + shim_cfg.wait_ms;
+
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		struct pollfd p = { .fd = shim_proc.fd, .events = POLLIN };
+		struct pts_ack a;
+
+		if (left < 0)
+			left = 0;
+		long r = syscall(SYS_poll, &p, 1, (int)left);
+		if (r < 0 && errno != EINTR)
+			return false;
+		if (r <= 0) {
+			if (left == 0)
+				return false;
+			continue;
+		}
+		/* MSG_TRUNC: the length of the packet, not of what fitted. */
+		long n = syscall(SYS_recvfrom, shim_proc.fd, &a, sizeof(a),
+				 MSG_DONTWAIT | MSG_TRUNC, NULL, NULL);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			shim_quiet("the daemon closed the connection", true);
+			return false;
+		}
+		if (is_ack(&a, n, seq))
+			return true;
+	}
+}

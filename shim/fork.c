@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork() and _Fork().  The child connects anew (HELLO with FORKED, then the
+ * ACK) before the call returns in it; the parent sends PTS_FORK with the
+ * child's pid.  The real fork runs outside the critical section: the
+ * program's atfork handlers may take locks that a thread waiting for ours
+ * holds.  A failed fork changes nothing and is not sent (PTS_FORK has no
+ * errno field).
+ *
+ * vfork() is not interposed: its child borrows the parent's memory and
+ * stack, and a wrapper's frame cannot be returned through in both.  The
+ * child is seen only if it execs (exec.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static pid_t fork_traced(pid_t (*real)(void))
+{
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	/* Not from inside the shim, nor from a process that is not this
+	 * state's own (a child of a raw clone): its child would not be ours. */
+	bool traced = proc_tracing_wanted() && !shim_tls.depth &&
+		      shim_getpid() == shim_proc.pid;
+	pid_t child = real();
+	if (!traced || child < 0)
+		return child;
+	int err = errno;
+	if (child == 0) {
+		proc_forked();
+		errno = err;
+		return 0;
+	}
+	struct shim_call c;
+	if (shim_enter(&c)) {
+		struct pts_fork m = { .child = child };
+		rec_send(&c, PTS_FORK, &m.h, sizeof(m), -1);
+		shim_leave(&c);
+	}
+	return child;
+}
+
+SHIM_EXPORT pid_t fork(void)
+{
+	real_resolve();
+	return fork_traced(shim_real.fork);
+}
+
+SHIM_EXPORT pid_t _Fork(void)
+{
+	real_resolve();
+	return fork_traced(shim_real.fork_bare);
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process's connection from HELLO to EXIT.  The constructor of every new
+ * image and the child of every traced fork connect and say HELLO, then wait
+ * (bounded) for the daemon's ACK, so that it reads /proc while the process
+ * is at rest; EXIT waits likewise, so that the final checkpoint sees the
+ * process still alive.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+struct shim_proc shim_proc = { .fd = -1 };
+
+bool proc_tracing_wanted(void)
+{
+	return shim_cfg.configured && !shim_proc.daemon_gone;
+}
+
+/*
+ * The userfaultfd the daemon may register this process's shareable ranges
+ * with (DESIGN.md section 4), or -1.  Never UFFD_USER_MODE_ONLY: kernel
+ * accesses to registered pages would then fail (DESIGN.md section 5).
+ */
+static int uffd_make(void)
+{
+	long fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd >= 0 || errno != EPERM)
+		return (int)fd;
+	/* vm.unprivileged_userfaultfd=0: the device may still be ours. */
+	long dev = syscall(SYS_openat, AT_FDCWD, "/dev/userfaultfd",
+			   O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -1;
+	fd = syscall(SYS_ioctl, dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+	syscall(SYS_close, dev);
+	return (int)fd;
+}
+
+static void exe_name(char *exe, size_t cap)
+{
+	if (shim_cfg.argv0) {
+		str_copy(exe, cap, shim_cfg.argv0); /* as renamed since, if it was */
+		return;
+	}
+	long n = syscall(SYS_readlink, "/proc/self/exe", exe, cap - 1);
+	exe[n > 0 ? n : 0] = '\0';
+}
+
+/* The daemon holds the only reference to the userfaultfd once it is sent:
+ * if it dies, the kernel drops the registrations. */
+static void hello(uint32_t flags)
+{
+	struct pts_hello m = {
+		.version = PTS_WIRE_VERSION,
+		.flags = flags,
+		.ppid = (int32_t)syscall(SYS_getppid),
+	};
+	int uffd = shim_cfg.uffd ? uffd_make() : -1;
+
+	exe_name(m.exe, sizeof(m.exe));
+	if (uffd >= 0)
+		m.flags |= PTS_HELLO_UFFD;
+	rec_send(NULL, PTS_HELLO, &m.h, sizeof(m), uffd);
+	if (uffd >= 0)
+		syscall(SYS_close, uffd);
+	if (atomic_load(&shim_proc.active) && !conn_wait_ack(m.h.seq))
+		shim_say("no ACK of HELLO within wait_ms", NULL, shim_cfg.wait_ms);
+}
+
+void proc_start(uint32_t hello_flags)
+{
+	struct shim_call c;
+	struct stat st;
+	int err = errno;
+
+	section_begin(&c);
+	shim_proc.pid = shim_getpid();
+	shim_proc.seq = 0;
+	shim_proc.lost = 0;
+	shim_proc.fd = conn_open();
+	if (shim_proc.fd < 0) {
+		int why = -shim_proc.fd;
+		shim_proc.daemon_gone = why == ECONNREFUSED || why == ENOENT;
+		shim_proc.fd = -1;
+		shim_say("no daemon at", shim_cfg.socket_path, why);
+	} else {
+		fstat(shim_proc.fd, &st); /* a socket just made: cannot fail */
+		shim_proc.fd_dev = st.st_dev;
+		shim_proc.fd_ino = st.st_ino;
+		atomic_store(&shim_proc.active, true);
+		shim_say("connected on fd", NULL, shim_proc.fd);
+		hello(hello_flags);
+	}
+	section_end(&c);
+	errno = err;
+}
+
+void proc_forked(void)
+{
+	section_reset_in_child();
+	atomic_store(&shim_proc.active, false);
+	/* The inherited connection is the parent's: the daemon must not see
+	 * the child on it.  This copy is closed only if it is still ours. */
+	if (conn_is_ours())
+		syscall(SYS_close, shim_proc.fd);
+	shim_proc.fd = -1;
+	proc_start(PTS_HELLO_FORKED);
+}
+
+void proc_exit(int status)
+{
+	struct shim_call c;
+
+	if (!shim_enter(&c))
+		return;
+	struct pts_exit m = { .status = status };
+	rec_send(&c, PTS_EXIT, &m.h, sizeof(m), -1);
+	if (atomic_load(&shim_proc.active) && !conn_wait_ack(m.h.seq))
+		shim_say("no ACK of EXIT within wait_ms", NULL, shim_cfg.wait_ms);
+	/* EXIT is the connection's last record. */
+	atomic_store(&shim_proc.active, false);
+	shim_leave(&c);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The critical section of a traced call.  One lock per process orders the
+ * real calls of all threads with their records' sequence numbers and sends,
+ * so the daemon applies them in the order they took effect.
+ *
+ * Asynchronous signals are blocked inside it: a handler can then neither
+ * run in the middle of it (its own thread holds the lock it would wait for)
+ * nor longjmp out of it (the lock would stay held for ever), and a handler
+ * that maps memory is traced like any other caller, after the interrupted
+ * call.  Synchronous signals (a fault, a seccomp trap on the real call)
+ * cannot be blocked; their handlers find depth > 0 and go straight to the
+ * real functions.  The same depth lets the shim's own helpers (libunwind,
+ * dlsym) map memory without records.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+__thread struct shim_thread shim_tls;
+
+/* 0 free, 1 held, 2 held and waited for (a futex). */
+static atomic_int lock_word;
+
+static uint64_t sig_bit(int sig)
+{
+	return 1ull << (sig - 1);
+}
+
+/* Raw rt_sigprocmask: glibc's wrapper would refuse to block its own
+ * cancellation signal, whose handler could unwind us with the lock held. */
+static void mask_set(int how, uint64_t set, uint64_t *old)
+{
+	syscall(SYS_rt_sigprocmask, how, &set, old, sizeof(set));
+}
+
+static void lock(void)
+{
+	int expected = 0;
+
+	if (atomic_compare_exchange_strong(&lock_word, &expected, 1))
+		return;
+	while (atomic_exchange(&lock_word, 2) != 0)
+		syscall(SYS_futex, &lock_word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+}
+
+static void unlock(void)
+{
+	if (atomic_exchange(&lock_word, 0) == 2)
+		syscall(SYS_futex, &lock_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void inside(struct shim_call *c)
+{
+	const uint64_t sync = sig_bit(SIGSEGV) | sig_bit(SIGBUS) |
+			      sig_bit(SIGILL) | sig_bit(SIGFPE) |
+			      sig_bit(SIGTRAP) | sig_bit(SIGSYS);
+
+	mask_set(SIG_BLOCK, ~sync, &c->mask);
+	shim_tls.depth++;
+	c->failed = false;
+	c->nframes = 0;
+}
+
+pid_t shim_getpid(void)
+{
+	return (pid_t)syscall(SYS_getpid);
+}
+
+pid_t shim_tid(void)
+{
+	if (!shim_tls.tid)
+		shim_tls.tid = (pid_t)syscall(SYS_gettid);
+	return shim_tls.tid;
+}
+
+bool shim_enter_from(struct shim_call *c, const void *caller)
+{
+	c->err = errno;
+	/* The pid check keeps a vfork child (or a child of a raw clone) off
+	 * the state it shares or copied: it writes nothing here. */
+	if (!atomic_load_explicit(&shim_proc.active, memory_order_acquire) ||
+	    shim_tls.depth || stack_is_unwinder(caller) ||
+	    shim_getpid() != shim_proc.pid)
+		return false;
+	inside(c);
+	stack_capture(c); /* before the lock: other threads need not wait */
+	lock();
+	errno = c->err;
+	return true;
+}
+
+void shim_returned(struct shim_call *c, bool failed)
+{
+	c->err = errno;
+	c->failed = failed;
+}
+
+void section_begin(struct shim_call *c)
+{
+	inside(c);
+	lock();
+}
+
+void section_end(struct shim_call *c)
+{
+	unlock();
+	shim_tls.depth--;
+	mask_set(SIG_SETMASK, c->mask, NULL);
+}
+
+void shim_leave(struct shim_call *c)
+{
+	section_end(c);
+	errno = c->err;
+}
+
+void section_reset_in_child(void)
+{
+	atomic_store(&lock_word, 0);
+	shim_tls.tid = 0;
+}

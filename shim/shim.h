@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside libptshare.so, the preloaded shim (docs/shim.md): its
+ * configuration, the state of this process's connection, and the critical
+ * section every traced call runs in.
+ *
+ * Everything here may run in a signal handler or between fork and exec of
+ * a multi-threaded program: no malloc, no stdio, no glibc locks, no
+ * cancellation points.  Only the constructor may do more.
+ */
+#ifndef PTSHARE_SHIM_H
+#define PTSHARE_SHIM_H
+
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+
+#include "ptshare/wire.h"
+
+/* The library is built with hidden visibility; interposers are exported. */
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+#define SHIM_ENV_MAX 4096 /* a NAME=value kept for the environment of execs */
+
+/* Read-only once the constructor has run. */
+struct shim_config {
+	bool configured;      /* PTSHARE_SOCKET names a usable socket path */
+	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	/* PTSHARE_OPTIONS (docs/shim.md) */
+	bool stack;
+	unsigned frames;      /* <= PTS_MAX_FRAMES */
+	int wait_ms;          /* bound of every wait for the daemon */
+	bool verbose;
+	bool uffd;
+	/* What an exec must keep in the new image's environment. */
+	char socket_env[SHIM_ENV_MAX];  /* "PTSHARE_SOCKET=..." */
+	char options_env[SHIM_ENV_MAX]; /* "PTSHARE_OPTIONS=...", or "" */
+	char preload_env[SHIM_ENV_MAX]; /* "LD_PRELOAD=/abs/path/libptshare.so" */
+	const char *preload_name;       /* its last path component */
+	const char *argv0;              /* read again at every HELLO */
+};
+extern struct shim_config shim_cfg;
+
+/* This process's connection.  Written under the lock, or where only one
+ * thread exists (the constructor, the child of fork). */
+struct shim_proc {
+	atomic_bool active;   /* records are being sent */
+	bool daemon_gone;     /* unreachable: new processes stay untraced */
+	pid_t pid;            /* the process this state belongs to */
+	int fd;               /* the connection, -1 when none */
+	uint64_t fd_dev, fd_ino;
+	uint32_t seq;         /* of the last record numbered */
+	uint64_t lost;        /* records dropped since the last PTS_LOST */
+};
+extern struct shim_proc shim_proc;
+
+/* Per thread (initial-exec TLS: no allocation on first use). */
+struct shim_thread {
+	unsigned depth;       /* > 0: inside the shim, calls go straight through */
+	pid_t tid;            /* cached; 0 until first needed */
+	bool unwinding;       /* inside libunwind (stack.c) */
+};
+extern __thread struct shim_thread shim_tls;
+
+/*
+ * One traced call: shim_enter() blocks signals, captures the call stack and
+ * takes the per-process lock, so the real call, its sequence number and its
+ * send are one step for the other threads; shim_leave() undoes that and
+ * gives the program the errno the real call left.
+ */
+struct shim_call {
+	uint64_t mask;        /* the signal mask to restore */
+	int err;              /* errno as the program must see it */
+	bool failed;
+	uint16_t nframes;
+	uint64_t frames[PTS_MAX_FRAMES];
+};
+
+/* False: the call is not traced here (quiet, nested in the shim, made by
+ * libunwind, or not this state's process: a vfork child); run the real call
+ * and nothing else.  A macro, to take the interposer's caller. */
+#define shim_enter(c) shim_enter_from((c), __builtin_return_address(0))
+bool shim_enter_from(struct shim_call *c, const void *caller);
+/* Right after the real call: keeps its errno and whether it failed. */
+void shim_returned(struct shim_call *c, bool failed);
+void shim_leave(struct shim_call *c);
+
+/* The critical section without the checks and the stack, for the shim's own
+ * records (HELLO, EXIT); section_end() does not touch errno. */
+void section_begin(struct shim_call *c);
+void section_end(struct shim_call *c);
+/* The child of fork: the lock may have been held by a thread that does not
+ * exist there. */
+void section_reset_in_child(void);
+
+pid_t shim_tid(void);
+pid_t shim_getpid(void);
+
+/* real.c: the functions the interposers stand in for.  The memory calls
+ * start as raw system calls (what glibc's wrappers do), so that a call made
+ * before the constructor ran (another library's constructor) works; the
+ * others are looked up by real_resolve(). */
+struct shim_real {
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	int (*mprotect)(void *, size_t, int);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+	int (*madvise)(void *, size_t, int);
+	void *(*shmat)(int, const void *, int);
+	int (*shmdt)(const void *);
+	pid_t (*fork)(void);
+	pid_t (*fork_bare)(void); /* _Fork: no atfork handlers */
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *,
+			   const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[],
+			   char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *,
+			    const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[],
+			    char *const[]);
+};
+extern struct shim_real shim_real;
+/* Idempotent.  The constructor calls it; a process call reached before the
+ * constructor (from another library's constructor) calls it too. */
+void real_resolve(void);
+
+/* record.c: numbers, stamps and sends one record (body and frames of c, or
+ * none when c is NULL); pass_fd >= 0 goes along with SCM_RIGHTS. */
+void rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
+	      size_t size, int pass_fd);
+/* Stop sending: the daemon is gone, or the fd is no longer ours. */
+void shim_quiet(const char *why, bool daemon_gone);
+
+/* The errno a record carries: the call's, when it failed. */
+static inline int32_t shim_errno(const struct shim_call *c)
+{
+	return c->failed ? c->err : 0;
+}
+
+/* conn.c */
+int conn_open(void);                    /* a connected fd, moved high */
+bool conn_is_ours(void);
+int conn_send(const struct iovec *iov, int n, int pass_fd);
+bool conn_wait_ack(uint32_t seq);
+int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */
+
+/* proc.c: this process's lifecycle. */
+void proc_start(uint32_t hello_flags);  /* connect and say HELLO */
+void proc_forked(void);                 /* in the child, before fork returns */
+void proc_exit(int status);             /* EXIT, wait for the ACK, quiet */
+bool proc_tracing_wanted(void);         /* new processes should be traced */
+
+/* stack.c */
+void stack_init(void);
+void stack_capture(struct shim_call *c);
+bool stack_is_unwinder(const void *caller);
+
+/* config.c: PTSHARE_SOCKET, PTSHARE_OPTIONS and what execs must keep. */
+void config_load(char **argv);
+
+/* say.c: one line on stderr with PTSHARE_OPTIONS=verbose. */
+void shim_say(const char *what, const char *detail, long n);
+
+/* text.c: strings without allocation.  str_copy() copies at most cap - 1
+ * bytes, always terminates (cap > 0), and returns the length copied. */
+size_t str_copy(char *dst, size_t cap, const char *src);
+bool str_starts(const char *s, const char *prefix);
+size_t fmt_ulong(char *dst, size_t cap, unsigned long v);
+
+#endif

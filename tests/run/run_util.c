@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "run_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ptshare/wire.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Commands started and not finished: a failed test leaves them running. */
+#define LIVE_MAX 16
+static pid_t live[LIVE_MAX];
+
+static void track(pid_t pid, bool on)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (live[i] == (on ? 0 : pid)) {
+			live[i] = on ? pid : 0;
+			return;
+		}
+}
+
+void cmd_kill_leftovers(void)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (live[i]) {
+			kill(-live[i], SIGKILL);
+			waitpid(live[i], NULL, 0);
+			live[i] = 0;
+		}
+}
+
+static void child_exec(const char *const argv[], const struct cmd_opts *o,
+		       const int in[2], const int out[2], const int err[2])
+{
+	sigset_t none;
+	setpgid(0, 0);
+	dup2(in[0], 0);
+	dup2(out[1], 1);
+	dup2(err[1], 2);
+	if (o->ready_fd > 0)
+		dup2(o->ready_fd, 3);
+	if (o->ignore_sigint)
+		signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (o->env)
+		execve(argv[0], (char *const *)argv, o->env);
+	else
+		execv(argv[0], (char *const *)argv);
+	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(126);
+}
+
+void cmd_start(struct cmd *c, const char *const argv[], const struct cmd_opts *o)
+{
+	const struct cmd_opts dflt = { 0 };
+	int in[2], out[2], err[2];
+	memset(c, 0, sizeof(*c));
+	/* A command that stops reading its stdin must not kill the test. */
+	signal(SIGPIPE, SIG_IGN);
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		fail_msg("pipe: %s", strerror(errno));
+	c->pid = fork();
+	if (c->pid < 0)
+		fail_msg("fork: %s", strerror(errno));
+	if (c->pid == 0)
+		child_exec(argv, o ? o : &dflt, in, out, err);
+	track(c->pid, true);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	c->in = in[1];
+	c->out = out[0];
+	c->err = err[0];
+	for (int i = 0; i < 2; i++) {
+		c->cap[i] = 4096;
+		c->text[i] = calloc(1, c->cap[i]);
+	}
+}
+
+/* Reads what is there (waiting at most until deadline); false when both
+ * streams have ended or the deadline passed. */
+static bool pump(struct cmd *c, int64_t deadline)
+{
+	int *fds[2] = { &c->out, &c->err };
+	struct pollfd p[2] = { { c->out, POLLIN, 0 }, { c->err, POLLIN, 0 } };
+	int64_t left = deadline - now_ms();
+	if ((c->out < 0 && c->err < 0) || left <= 0)
+		return false;
+	int r = poll(p, 2, (int)left);
+	if (r <= 0)
+		return r < 0 && errno == EINTR;
+	for (int i = 0; i < 2; i++) {
+		if (!p[i].revents)
+			continue;
+		if (c->len[i] + 65536 + 1 > c->cap[i]) {
+			c->cap[i] = 2 * c->cap[i] + 65536;
+			c->text[i] = realloc(c->text[i], c->cap[i]);
+		}
+		ssize_t n = read(*fds[i], c->text[i] + c->len[i], 65536);
+		if (n > 0) {
+			c->len[i] += (size_t)n;
+			c->text[i][c->len[i]] = '\0';
+		} else if (n == 0 || errno != EINTR) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+	}
+	return true;
+}
+
+const char *cmd_line(struct cmd *c)
+{
+	int64_t deadline = now_ms() + CMD_TIMEOUT_MS;
+	for (;;) {
+		char *start = c->text[0] + c->line_at;
+		char *nl = memchr(start, '\n', c->len[0] - c->line_at);
+		if (nl) {
+			static char line[4096];
+			size_t n = (size_t)(nl - start);
+			snprintf(line, sizeof(line), "%.*s", (int)n, start);
+			c->line_at += n + 1;
+			return line;
+		}
+		if (!pump(c, deadline))
+			return NULL;
+	}
+}
+
+bool cmd_wait_stderr(struct cmd *c, const char *text)
+{
+	int64_t deadline = now_ms() + CMD_TIMEOUT_MS;
+	while (!strstr(c->text[1], text))
+		if (!pump(c, deadline))
+			return false;
+	return true;
+}
+
+void cmd_close_stdin(struct cmd *c)
+{
+	if (c->in >= 0)
+		close(c->in);
+	c->in = -1;
+}
+
+int cmd_finish(struct cmd *c)
+{
+	int64_t deadline = now_ms() + CMD_TIMEOUT_MS;
+	int status;
+	cmd_close_stdin(c);
+	while (pump(c, deadline))
+		;
+	bool timed_out = false;
+	for (;;) {
+		siginfo_t si = { 0 };
+		if (!waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid)
+			break;
+		if ((timed_out = now_ms() >= deadline))
+			break;
+		sleep_ms(5);
+	}
+	/* Whatever it left in its group goes too (the group lives on while
+	 * its leader is a zombie). */
+	kill(-c->pid, SIGKILL);
+	waitpid(c->pid, &status, 0);
+	track(c->pid, false);
+	if (timed_out) {
+		print_error("killed after %d s; its stderr:\n%s\n",
+			    CMD_TIMEOUT_MS / 1000, c->text[1]);
+		return -1;
+	}
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+void cmd_free(struct cmd *c)
+{
+	cmd_close_stdin(c);
+	if (c->out >= 0)
+		close(c->out);
+	if (c->err >= 0)
+		close(c->err);
+	free(c->text[0]);
+	free(c->text[1]);
+	memset(c, 0, sizeof(*c));
+}
+
+int cmd_run(struct cmd *c, const char *const argv[], const struct cmd_opts *o)
+{
+	cmd_start(c, argv, o);
+	return cmd_finish(c);
+}
+
+void assert_no_sanitizer_report(const struct cmd *c)
+{
+	if (strstr(c->text[1], "Sanitizer") || strstr(c->text[1], "runtime error"))
+		fail_msg("sanitizer report:\n%s", c->text[1]);
+}
+
+/* Directories made and not removed: a failed test leaves them. */
+#define MADE_MAX 16
+static char made[MADE_MAX][64];
+
+void tmp_make(char *dir, size_t cap)
+{
+	snprintf(dir, cap, "/tmp/ptshare-test-XXXXXX");
+	if (!mkdtemp(dir))
+		fail_msg("mkdtemp: %s", strerror(errno));
+	for (int i = 0; i < MADE_MAX; i++)
+		if (!made[i][0]) {
+			snprintf(made[i], sizeof(made[i]), "%s", dir);
+			break;
+		}
+}
+
+const char *tmp_path(const char *dir, const char *name)
+{
+	static char paths[8][PATH_MAX];
+	static unsigned next;
+	char *p = paths[next++ % 8];
+	snprintf(p, PATH_MAX, "%s/%s", dir, name);
+	return p;
+}
+
+size_t dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Removes dir and everything in it; the names of what was there, after
+ * the ones expected, are appended to left. */
+static void remove_tree(const char *dir, char *left, size_t cap)
+{
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[PATH_MAX];
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		size_t n = strlen(left);
+		snprintf(left + n, cap - n, " %s", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path))
+			remove_tree(path, left, cap);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+void tmp_remove(const char *dir, const char *const files[])
+{
+	char left[1024] = "";
+	for (int i = 0; i < MADE_MAX; i++)
+		if (!strcmp(made[i], dir))
+			made[i][0] = '\0';
+	for (size_t i = 0; files && files[i]; i++)
+		unlink(tmp_path(dir, files[i]));
+	remove_tree(dir, left, sizeof(left));
+	if (*left)
+		fail_msg("left behind in %s:%s", dir, left);
+}
+
+void cleanup_leftovers(void)
+{
+	char ignored[1024] = "";
+	cmd_kill_leftovers();
+	for (int i = 0; i < MADE_MAX; i++)
+		if (made[i][0]) {
+			remove_tree(made[i], ignored, sizeof(ignored));
+			made[i][0] = '\0';
+		}
+}
+
+struct jr_value *report_read(const char *path)
+{
+	struct jr_error err;
+	struct jr_value *doc = jr_parse_file(path, &err);
+	if (!doc)
+		fail_msg("%s: at %zu: %s", path, err.offset, err.what);
+	return doc;
+}
+
+static const struct jr_value *by_pid(const struct jr_value *list, long pid)
+{
+	for (size_t i = 0; i < jr_len(list); i++)
+		if (jr_path_i64(jr_at(list, i), "pid", -1) == pid)
+			return jr_at(list, i);
+	return NULL;
+}
+
+const struct jr_value *report_final(const struct jr_value *doc, long pid)
+{
+	return by_pid(jr_get(doc, "final_checkpoints"), pid);
+}
+
+const struct jr_value *report_process(const struct jr_value *doc, long pid)
+{
+	return by_pid(jr_get(doc, "processes"), pid);
+}
+
+void assert_finals_exact(const struct jr_value *doc, size_t n)
+{
+	const struct jr_value *finals = jr_get(doc, "final_checkpoints");
+	for (size_t i = 0; i < jr_len(finals); i++) {
+		const struct jr_value *f = jr_at(finals, i);
+		int64_t model = jr_path_i64(f, "model_kb", -2);
+		int64_t kernel = jr_path_i64(f, "vmpte_kb", -3);
+		if (model != kernel || kernel < 0)
+			fail_msg("process %lld (%s, at its %s checkpoint): model %lld kB, "
+				 "VmPTE %lld kB", (long long)jr_path_i64(f, "pid", 0),
+				 jr_path_str(f, "command"), jr_path_str(f, "checkpoint"),
+				 (long long)model, (long long)kernel);
+	}
+	assert_int_equal(jr_len(finals), n);
+}
+
+/* The trace format: docs/wire-protocol.md. */
+size_t trace_timer_checkpoints(const char *path, int32_t pid)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = 0;
+	if (!f)
+		return 0;
+	union {
+		struct pts_hdr h;
+		struct pts_ck_begin b;
+		unsigned char bytes[PTS_REC_MAX];
+	} rec;
+	uint32_t frame[2];
+	if (fseek(f, 24, SEEK_SET))
+		goto out;
+	while (fread(frame, sizeof(frame), 1, f) == 1 &&
+	       fread(&rec.h, sizeof(rec.h), 1, f) == 1 &&
+	       rec.h.size >= sizeof(rec.h) && rec.h.size <= sizeof(rec) &&
+	       (rec.h.size == sizeof(rec.h) ||
+		fread(rec.bytes + sizeof(rec.h), rec.h.size - sizeof(rec.h), 1, f) == 1))
+		n += rec.h.type == PTS_CK_BEGIN && rec.b.pid == pid &&
+		     rec.b.reason == PTS_CK_TIMER;
+out:
+	fclose(f);
+	return n;
+}
+
+bool eventually(bool (*cond)(const void *arg), const void *arg)
+{
+	int64_t deadline = now_ms() + CMD_TIMEOUT_MS;
+	while (!cond(arg))
+		if (now_ms() >= deadline)
+			return false;
+		else
+			sleep_ms(10);
+	return true;
+}
+
+bool pid_exists(pid_t pid)
+{
+	char path[32];
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return !access(path, F_OK);
+}

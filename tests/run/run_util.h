@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers of the `ptshare run` and ptshared tests: commands started with
+ * their output captured and every wait bounded, private temporary
+ * directories that are checked empty and removed, the JSON report, and the
+ * trace the daemon writes.
+ */
+#ifndef PTSHARE_TESTS_RUN_UTIL_H
+#define PTSHARE_TESTS_RUN_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "json_read.h"
+
+/* Long enough for a checkpoint of 1 GiB under AddressSanitizer; a command
+ * still running then is killed and the test fails. */
+#define CMD_TIMEOUT_MS 300000
+
+/* A command in a process group of its own. */
+struct cmd {
+	pid_t pid;
+	int in;            /* its stdin, for writing; -1 once closed */
+	int out, err;      /* its stdout and stderr, read into: */
+	char *text[2];     /* stdout, stderr: NUL-terminated */
+	size_t len[2], cap[2];
+	size_t line_at;    /* stdout up to here was returned by cmd_line */
+};
+
+struct cmd_opts {
+	char *const *env;  /* NULL: ours */
+	int ready_fd;      /* > 0: given to the command as its fd 3 */
+	bool ignore_sigint;
+};
+
+void cmd_start(struct cmd *c, const char *const argv[], const struct cmd_opts *o);
+/* The next line of its stdout (without the newline; NULL at the end, or
+ * when the bound passed).  Valid until the next call. */
+const char *cmd_line(struct cmd *c);
+/* Until its stderr holds text (false at its end, or at the bound). */
+bool cmd_wait_stderr(struct cmd *c, const char *text);
+void cmd_close_stdin(struct cmd *c);
+/* Reads the rest and waits: its exit status, 128 + the signal that killed
+ * it, or -1 when it had to be killed at the bound. */
+int cmd_finish(struct cmd *c);
+void cmd_free(struct cmd *c);
+/* Kills (with their process groups) and reaps the commands started and
+ * not finished: what a failed test left. */
+void cmd_kill_leftovers(void);
+/* That, and removes the directories made and not removed. */
+void cleanup_leftovers(void);
+/* Start, finish: the exit status; the output stays in c until cmd_free. */
+int cmd_run(struct cmd *c, const char *const argv[], const struct cmd_opts *o);
+/* Fails the test with the command's output when stderr shows a sanitizer
+ * report. */
+void assert_no_sanitizer_report(const struct cmd *c);
+
+/* A fresh private directory under /tmp; tmp_path() names a file in it
+ * (in one of 8 buffers used in turn). */
+void tmp_make(char *dir, size_t cap);
+const char *tmp_path(const char *dir, const char *name);
+/* Removes dir with the files named (NULL-terminated); fails the test when
+ * anything else was left in it (removing that too). */
+void tmp_remove(const char *dir, const char *const files[]);
+/* The number of entries of dir. */
+size_t dir_entries(const char *dir);
+
+/* The parsed report, or the test fails. */
+struct jr_value *report_read(const char *path);
+/* final_checkpoints entry of pid, or NULL. */
+const struct jr_value *report_final(const struct jr_value *doc, long pid);
+/* processes entry (at the peak) of pid, or NULL. */
+const struct jr_value *report_process(const struct jr_value *doc, long pid);
+/* Every final checkpoint has model_kb == vmpte_kb (>= 0), and there are n
+ * of them. */
+void assert_finals_exact(const struct jr_value *doc, size_t n);
+
+/* CK_BEGIN records of the timer for pid in the trace at path so far. */
+size_t trace_timer_checkpoints(const char *path, int32_t pid);
+
+/* Polls cond(arg) every 10 ms: true once it holds, false when it still
+ * does not after CMD_TIMEOUT_MS. */
+bool eventually(bool (*cond)(const void *arg), const void *arg);
+
+/* Whether pid exists (zombies included). */
+bool pid_exists(pid_t pid);
+
+#endif

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ptshare run` before anything runs: usage errors (2), programs LD_PRELOAD
+ * cannot follow refused up front (2), commands that cannot be found (127)
+ * or run (126), a daemon that cannot start (1).  None leaves anything in
+ * TMPDIR, where `ptshare run` makes its directory.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "run_util.h"
+
+/* Each test's TMPDIR, where `ptshare run` makes its directory. */
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+	tmp_make(tmpdir, sizeof(tmpdir));
+	setenv("TMPDIR", tmpdir, 1);
+	return 0;
+}
+
+/* Nothing may be left in TMPDIR; nothing is left anywhere, even after a
+ * failure. */
+static int teardown(void **state)
+{
+	cmd_kill_leftovers();
+	size_t left = dir_entries(tmpdir);
+	cleanup_leftovers();
+	if (left)
+		print_error("%zu entries left behind in TMPDIR\n", left);
+	return left ? -1 : 0;
+}
+
+/* ptshare with args; its status is want and its stderr holds every
+ * string of says (NULL-terminated). */
+static void expect(const char *const args[], int want, const char *const says[])
+{
+	const char *argv[16] = { PTSHARE_PATH };
+	struct cmd c;
+	for (size_t i = 0; args[i]; i++)
+		argv[i + 1] = args[i];
+	int status = cmd_run(&c, argv, NULL);
+	if (status != want)
+		fail_msg("%s: status %d, not %d; stderr:\n%s", args[1], status, want,
+			 c.text[1]);
+	for (size_t i = 0; says && says[i]; i++)
+		if (!strstr(c.text[1], says[i]))
+			fail_msg("no '%s' in:\n%s", says[i], c.text[1]);
+	assert_no_sanitizer_report(&c);
+	/* The program did not run: it would have said so on stdout. */
+	assert_string_equal(c.text[0], "");
+	assert_int_equal(dir_entries(tmpdir), 0);
+	cmd_free(&c);
+}
+
+static void test_usage(void **state)
+{
+	expect((const char *[]){ "run", NULL }, 2,
+	       (const char *[]){ "no command to run", "usage: ptshare run", NULL });
+	expect((const char *[]){ "run", "--bogus", "--", RUN_SUBJECT_PATH, NULL }, 2,
+	       (const char *[]){ "usage: ptshare run", NULL });
+	expect((const char *[]){ "run", "--interval", "soon", "--", RUN_SUBJECT_PATH,
+				 NULL }, 2, (const char *[]){ "bad number 'soon'", NULL });
+	expect((const char *[]){ "run", "--top", "-3", "--", RUN_SUBJECT_PATH, NULL },
+	       2, (const char *[]){ "bad number '-3'", NULL });
+	expect((const char *[]){ "run", "--policy", "no-such-policy", "--",
+				 RUN_SUBJECT_PATH, NULL }, 2,
+	       (const char *[]){ "no-such-policy", NULL });
+	/* Refused by the daemon it is passed on to: still a usage error. */
+	expect((const char *[]){ "run", "--interval", "100000", "--", RUN_SUBJECT_PATH,
+				 "exit", "0", NULL }, 2,
+	       (const char *[]){ "bad interval", "failed to start", NULL });
+
+	struct cmd c;
+	const char *help[] = { PTSHARE_PATH, "run", "--help", NULL };
+	assert_int_equal(cmd_run(&c, help, NULL), 0);
+	assert_non_null(strstr(c.text[0], "usage: ptshare run"));
+	cmd_free(&c);
+	const char *list[] = { PTSHARE_PATH, "--help", NULL };
+	assert_int_equal(cmd_run(&c, list, NULL), 0);
+	assert_non_null(strstr(c.text[0], "  run "));
+	cmd_free(&c);
+}
+
+static void test_not_runnable(void **state)
+{
+	char dir[64];
+	tmp_make(dir, sizeof(dir));
+	const char *plain = tmp_path(dir, "plain");
+	close(open(plain, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	expect((const char *[]){ "run", "--", "no-such-command-ptshare", NULL }, 127,
+	       (const char *[]){ "no-such-command-ptshare: command not found", NULL });
+	expect((const char *[]){ "run", "--", plain, NULL }, 126,
+	       (const char *[]){ "Permission denied", NULL });
+	const char *const made[] = { "plain", NULL };
+	tmp_remove(dir, made);
+}
+
+/* Copies src to dir/name with mode. */
+static const char *copy_program(const char *dir, const char *name,
+				const char *src, mode_t mode)
+{
+	static char path[256];
+	char buf[65536];
+	snprintf(path, sizeof(path), "%s", tmp_path(dir, name));
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	int out = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0700);
+	assert_true(in >= 0 && out >= 0);
+	for (ssize_t n; (n = read(in, buf, sizeof(buf))) > 0;)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+	assert_int_equal(chmod(path, mode), 0);
+	return path;
+}
+
+static void test_refused(void **state)
+{
+	static const char *const unreachable[] = {
+		"LD_PRELOAD cannot follow it", "ptshare snapshot", NULL };
+	char dir[64], script[256];
+	tmp_make(dir, sizeof(dir));
+
+	expect((const char *[]){ "run", "--", RUN_SUBJECT_STATIC_PATH, "exit", "0",
+				 NULL }, 2, unreachable);
+	expect((const char *[]){ "run", RUN_SUBJECT_STATIC_PATH, "exit", "0", NULL },
+	       2, (const char *[]){ "is statically linked", NULL });
+
+	const char *setuid = copy_program(dir, "setuid", RUN_SUBJECT_PATH, 04755);
+	expect((const char *[]){ "run", "--", setuid, "exit", "0", NULL }, 2,
+	       (const char *[]){ "set-user-ID", "LD_PRELOAD cannot follow it", NULL });
+	const char *setgid = copy_program(dir, "setgid", RUN_SUBJECT_PATH, 02755);
+	expect((const char *[]){ "run", "--", setgid, "exit", "0", NULL }, 2,
+	       (const char *[]){ "set-group-ID", NULL });
+
+	/* A script whose interpreter is static. */
+	snprintf(script, sizeof(script), "%s", tmp_path(dir, "script"));
+	FILE *f = fopen(script, "w");
+	assert_non_null(f);
+	fprintf(f, "#!%s exit\n", RUN_SUBJECT_STATIC_PATH);
+	fclose(f);
+	assert_int_equal(chmod(script, 0755), 0);
+	expect((const char *[]){ "run", "--", script, NULL }, 2,
+	       (const char *[]){ "runs through", "which is statically linked", NULL });
+
+	const char *const made[] = { "setuid", "setgid", "script", NULL };
+	tmp_remove(dir, made);
+}
+
+/* The daemon cannot write the report where asked: it says why, and
+ * `ptshare run` fails before the program runs. */
+static void test_daemon_fails(void **state)
+{
+	expect((const char *[]){ "run", "-o", "/nonexistent/dir/report", "--",
+				 RUN_SUBJECT_PATH, "exit", "0", NULL }, 1,
+	       (const char *[]){ "cannot write /nonexistent/dir/report",
+				 "ptshared failed to start", NULL });
+	expect((const char *[]){ "run", "--json", "/nonexistent/dir/report.json",
+				 "--", RUN_SUBJECT_PATH, "exit", "0", NULL }, 1,
+	       (const char *[]){ "cannot write", NULL });
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_runnable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_fails, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: MIT */
+/* The shim tests' fake daemon (fake_daemon.h): a thread with a poll loop. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_daemon.h"
+
+#define MAX_ERRORS 64
+#define MAX_FDS_PASSED 4
+
+struct fake_conn {
+	int fd;              /* -1 once ended */
+	uint32_t id;
+	int32_t pid;
+	uint32_t last_seq, acks;
+	uint64_t last_ns;
+	bool hello, exited;
+};
+
+struct fake_daemon {
+	struct fake_opts opts;
+	char dir[64], path[80];
+	int listener, wake[2];
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* under mu */
+	struct fake_conn *conns;
+	size_t nconns, open;
+	struct fake_rec *log;
+	size_t nlog, caplog;
+	char *errors[MAX_ERRORS];
+	size_t nerrors;
+	uint64_t gaps, lost;
+	uint64_t idle_rounds; /* poll rounds with nothing pending nor open */
+	uint64_t commands_done;
+	bool paused, killed;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Under mu. */
+static void fail(struct fake_daemon *d, const struct fake_conn *c,
+		 const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	int n = snprintf(msg, sizeof(msg), "conn %u pid %d: ", c->id, c->pid);
+
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (d->nerrors < MAX_ERRORS)
+		d->errors[d->nerrors] = strdup(msg);
+	d->nerrors++;
+}
+
+static size_t body_size(uint16_t type)
+{
+	switch (type) {
+	case PTS_HELLO:
+		return sizeof(struct pts_hello);
+	case PTS_MMAP:
+		return sizeof(struct pts_mmap);
+	case PTS_MUNMAP:
+	case PTS_MPROTECT:
+	case PTS_MADVISE:
+	case PTS_SHMDT:
+		return sizeof(struct pts_range);
+	case PTS_MREMAP:
+		return sizeof(struct pts_mremap);
+	case PTS_SHMAT:
+		return sizeof(struct pts_shmat);
+	case PTS_FORK:
+		return sizeof(struct pts_fork);
+	case PTS_EXEC:
+	case PTS_EXEC_FAILED:
+		return sizeof(struct pts_exec);
+	case PTS_EXIT:
+		return sizeof(struct pts_exit);
+	case PTS_LOST:
+		return sizeof(struct pts_lost);
+	default:
+		return 0;
+	}
+}
+
+const uint64_t *fake_frames(const struct fake_rec *r)
+{
+	return (const uint64_t *)(r->r.raw + body_size(r->r.h.type));
+}
+
+/* PTS_F_FAILED exactly when there is an errno. */
+static const char *check_errno(bool failed, int32_t err)
+{
+	return failed == (err > 0) && err >= 0 ? NULL
+		: "result_errno does not match PTS_F_FAILED";
+}
+
+static const char *check_body(const struct fake_rec *r, bool fd_passed)
+{
+	const struct pts_hdr *h = &r->r.h;
+	bool failed = h->flags & PTS_F_FAILED;
+	const uint32_t hello_flags = PTS_HELLO_FORKED | PTS_HELLO_EXECED |
+				     PTS_HELLO_UFFD;
+
+	if (h->flags & ~PTS_F_FAILED)
+		return "unknown header flags";
+	if (fd_passed && h->type != PTS_HELLO)
+		return "an fd came with a record other than HELLO";
+	for (unsigned i = 0; i < h->nframes; i++)
+		if (!fake_frames(r)[i])
+			return "a null frame";
+	switch (h->type) {
+	case PTS_HELLO: {
+		const struct pts_hello *m = &r->r.hello;
+		if (m->version != PTS_WIRE_VERSION || m->reserved || failed)
+			return "HELLO version, reserved or flags";
+		if ((m->flags & ~hello_flags) ||
+		    !(m->flags & PTS_HELLO_FORKED) == !(m->flags & PTS_HELLO_EXECED))
+			return "HELLO must be FORKED or EXECED";
+		if (!(m->flags & PTS_HELLO_UFFD) != !fd_passed)
+			return "HELLO's UFFD flag and the fd passed disagree";
+		return memchr(m->exe, 0, sizeof(m->exe)) ? NULL : "exe unterminated";
+	}
+	case PTS_MMAP:
+		return check_errno(failed, r->r.mmap.result_errno);
+	case PTS_MUNMAP:
+	case PTS_SHMDT:
+		if (r->r.range.arg)
+			return "arg of munmap or shmdt";
+		return check_errno(failed, r->r.range.result_errno);
+	case PTS_MPROTECT:
+	case PTS_MADVISE:
+		return check_errno(failed, r->r.range.result_errno);
+	case PTS_MREMAP:
+		return check_errno(failed, r->r.mremap.result_errno);
+	case PTS_SHMAT:
+		if (r->r.shmat.reserved)
+			return "SHMAT reserved";
+		return check_errno(failed, r->r.shmat.result_errno);
+	case PTS_FORK:
+		return r->r.fork.child > 0 && !r->r.fork.reserved && !failed ? NULL
+			: "FORK child, reserved or flags";
+	case PTS_EXEC:
+	case PTS_EXEC_FAILED:
+		if (failed != (h->type == PTS_EXEC_FAILED) || r->r.exec.reserved)
+			return "EXEC flags or reserved";
+		if (!memchr(r->r.exec.path, 0, sizeof(r->r.exec.path)))
+			return "EXEC path unterminated";
+		return check_errno(failed, r->r.exec.result_errno);
+	case PTS_EXIT:
+		return !failed && !r->r.exit.reserved ? NULL : "EXIT flags or reserved";
+	case PTS_LOST:
+		return !failed && r->r.lost.records ? NULL : "LOST of nothing";
+	}
+	return "unknown type";
+}
+
+/* Header and ordering; under mu. */
+static void check_record(struct fake_daemon *d, struct fake_conn *c,
+			 const struct fake_rec *r, size_t len, bool fd_passed)
+{
+	const struct pts_hdr *h = &r->r.h;
+	size_t body = body_size(h->type);
+
+	if (len < sizeof(*h) || len > PTS_REC_MAX || h->size != len) {
+		fail(d, c, "packet of %zu bytes, header says %u", len,
+		     len >= sizeof(*h) ? h->size : 0);
+		return;
+	}
+	if (!body || h->nframes > PTS_MAX_FRAMES ||
+	    len != body + 8u * h->nframes) {
+		fail(d, c, "type %u: size %zu with %u frames", h->type, len,
+		     h->nframes);
+		return;
+	}
+	if (h->seq <= c->last_seq)
+		fail(d, c, "seq %u after %u", h->seq, c->last_seq);
+	else if (h->seq != c->last_seq + 1) {
+		d->gaps += h->seq - c->last_seq - 1;
+		if (!d->opts.allow_gaps)
+			fail(d, c, "seq %u after %u", h->seq, c->last_seq);
+	}
+	if (!c->hello && (h->type != PTS_HELLO || h->seq != 1))
+		fail(d, c, "first record: type %u seq %u", h->type, h->seq);
+	if (c->hello && h->type == PTS_HELLO)
+		fail(d, c, "a second HELLO");
+	if (c->exited)
+		fail(d, c, "type %u after EXIT", h->type);
+	if (h->time_ns < c->last_ns || !h->tid)
+		fail(d, c, "seq %u: time went back, or no tid", h->seq);
+	const char *why = check_body(r, fd_passed);
+	if (why)
+		fail(d, c, "seq %u type %u: %s", h->seq, h->type, why);
+	c->last_seq = h->seq > c->last_seq ? h->seq : c->last_seq;
+	c->last_ns = h->time_ns;
+	c->hello |= h->type == PTS_HELLO;
+	c->exited |= h->type == PTS_EXIT;
+	if (h->type == PTS_LOST)
+		d->lost += r->r.lost.records;
+}
+
+static bool is_userfaultfd(int fd)
+{
+	char link[64], target[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return !strcmp(target, "anon_inode:[userfaultfd]");
+}
+
+/* The third field of /proc/PID/stat. */
+static char proc_state(int32_t pid)
+{
+	char path[64], buf[512];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	const char *paren = strrchr(buf, ')');
+	return paren && paren[1] && paren[2] ? paren[2] : '?';
+}
+
+static void ack(struct fake_conn *c, struct fake_rec *r)
+{
+	struct pts_ack a = {
+		.h = { .type = PTS_ACK, .size = sizeof(a), .seq = ++c->acks,
+		       .time_ns = now_ns(), .tid = (uint32_t)gettid() },
+		.acked_seq = r->r.h.seq,
+	};
+
+	r->ack_ns = a.h.time_ns;
+	send(c->fd, &a, sizeof(a), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Under mu. */
+static void end_conn(struct fake_daemon *d, struct fake_conn *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	d->open--;
+}
+
+/* One packet; false when there was none (or the connection ended). */
+static bool receive_one(struct fake_daemon *d, struct fake_conn *c)
+{
+	struct fake_rec r = { .pid = c->pid, .conn = c->id };
+	char ctl[CMSG_SPACE(sizeof(int) * MAX_FDS_PASSED)];
+	struct iovec iov = { r.r.raw, sizeof(r.r.raw) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	bool fd_passed = false, bad_fd = false;
+
+	if (n < 0 && errno == EAGAIN)
+		return false;
+	pthread_mutex_lock(&d->mu);
+	if (n <= 0) {
+		end_conn(d, c);
+		pthread_mutex_unlock(&d->mu);
+		return false;
+	}
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		int *fds = (int *)CMSG_DATA(h);
+		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			bad_fd |= fd_passed || !is_userfaultfd(fds[i]);
+			fd_passed = true;
+			close(fds[i]);
+		}
+	}
+	if (bad_fd || (m.msg_flags & MSG_CTRUNC))
+		fail(d, c, "passed fds: not exactly one userfaultfd");
+	r.uffd = fd_passed;
+	if ((size_t)n > sizeof(r.r.raw) && (size_t)n <= PTS_REC_MAX)
+		fail(d, c, "a valid record cannot be %zd bytes", n);
+	else
+		check_record(d, c, &r, (size_t)n, fd_passed);
+	if (r.r.h.type == PTS_HELLO || r.r.h.type == PTS_EXIT) {
+		r.state = proc_state(c->pid);
+		if (!d->opts.no_ack)
+			ack(c, &r);
+	}
+	if (d->nlog == d->caplog) {
+		d->caplog = d->caplog ? 2 * d->caplog : 1024;
+		d->log = realloc(d->log, d->caplog * sizeof(*d->log));
+	}
+	d->log[d->nlog++] = r;
+	pthread_mutex_unlock(&d->mu);
+	return true;
+}
+
+static void accept_one(struct fake_daemon *d)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd = accept4(d->listener, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&d->mu);
+	d->conns = realloc(d->conns, (d->nconns + 1) * sizeof(*d->conns));
+	struct fake_conn *c = &d->conns[d->nconns];
+	*c = (struct fake_conn){ .fd = fd, .id = (uint32_t)++d->nconns };
+	d->open++;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    cred.uid != getuid() || cred.pid <= 0)
+		fail(d, c, "SO_PEERCRED: no credentials, or another user's");
+	else
+		c->pid = cred.pid;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Under mu. */
+static void kill_all(struct fake_daemon *d)
+{
+	for (size_t i = 0; i < d->nconns; i++)
+		if (d->conns[i].fd >= 0)
+			end_conn(d, &d->conns[i]);
+	close(d->listener);
+	d->listener = -1;
+	unlink(d->path);
+	d->killed = true;
+}
+
+/* A command from the test: q(uit), k(ill), p(ause), r(esume). */
+static bool command(struct fake_daemon *d)
+{
+	char cmd;
+
+	if (read(d->wake[0], &cmd, 1) != 1)
+		return true;
+	pthread_mutex_lock(&d->mu);
+	if (cmd == 'k')
+		kill_all(d);
+	d->paused = cmd == 'p' ? true : cmd == 'r' ? false : d->paused;
+	d->commands_done++;
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+	return cmd != 'q';
+}
+
+static void *serve(void *arg)
+{
+	struct fake_daemon *d = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&d->mu);
+		size_t n = 0, cap = 2 + d->nconns;
+		struct pollfd *p = calloc(cap, sizeof(*p));
+		struct fake_conn **who = calloc(cap, sizeof(*who));
+		p[n++] = (struct pollfd){ .fd = d->wake[0], .events = POLLIN };
+		if (d->listener >= 0)
+			p[n++] = (struct pollfd){ .fd = d->listener, .events = POLLIN };
+		for (size_t i = 0; i < d->nconns && !d->paused; i++)
+			if (d->conns[i].fd >= 0) {
+				who[n] = &d->conns[i];
+				p[n++] = (struct pollfd){ .fd = d->conns[i].fd,
+							  .events = POLLIN };
+			}
+		bool paused = d->paused;
+		pthread_mutex_unlock(&d->mu);
+
+		int r = poll(p, n, 10);
+		bool go_on = true;
+		if (r == 0) {
+			pthread_mutex_lock(&d->mu);
+			d->idle_rounds += !d->open && !paused;
+			pthread_cond_broadcast(&d->cv);
+			pthread_mutex_unlock(&d->mu);
+		}
+		/* Connections oldest first, each drained, then new ones, then
+		 * commands: a pid's records come in the order it sent them
+		 * even across connections (EXEC, then the new image's HELLO,
+		 * which may be queued on a connection not yet accepted). */
+		for (size_t i = 0; r > 0 && i < n; i++)
+			if (who[i] && p[i].revents)
+				while (receive_one(d, who[i]))
+					;
+		if (r > 0 && d->listener >= 0 && p[1].fd == d->listener &&
+		    p[1].revents)
+			accept_one(d);
+		if (r > 0 && p[0].revents)
+			go_on = command(d);
+		free(p);
+		free(who);
+		if (!go_on)
+			return NULL;
+	}
+}
+
+static void send_command(struct fake_daemon *d, char cmd)
+{
+	pthread_mutex_lock(&d->mu);
+	uint64_t want = d->commands_done + 1;
+	if (write(d->wake[1], &cmd, 1) != 1)
+		abort();
+	while (d->commands_done < want)
+		pthread_cond_wait(&d->cv, &d->mu);
+	pthread_mutex_unlock(&d->mu);
+}
+
+struct fake_daemon *fake_start(const struct fake_opts *opts)
+{
+	struct fake_daemon *d = calloc(1, sizeof(*d));
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if (opts)
+		d->opts = *opts;
+	snprintf(d->dir, sizeof(d->dir), "/tmp/ptshare-fake-XXXXXX");
+	if (!mkdtemp(d->dir))
+		abort();
+	snprintf(d->path, sizeof(d->path), "%s/sock", d->dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->path);
+	d->listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (d->listener < 0 || bind(d->listener, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(d->listener, 64) || pipe2(d->wake, O_CLOEXEC))
+		abort();
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->cv, NULL);
+	if (pthread_create(&d->thread, NULL, serve, d))
+		abort();
+	return d;
+}
+
+void fake_stop(struct fake_daemon *d)
+{
+	send_command(d, 'q');
+	pthread_join(d->thread, NULL);
+	for (size_t i = 0; i < d->nconns; i++)
+		if (d->conns[i].fd >= 0)
+			close(d->conns[i].fd);
+	if (d->listener >= 0)
+		close(d->listener);
+	unlink(d->path);
+	rmdir(d->dir);
+	close(d->wake[0]);
+	close(d->wake[1]);
+	for (size_t i = 0; i < d->nerrors && i < MAX_ERRORS; i++)
+		free(d->errors[i]);
+	free(d->conns);
+	free(d->log);
+	pthread_mutex_destroy(&d->mu);
+	pthread_cond_destroy(&d->cv);
+	free(d);
+}
+
+const char *fake_socket(const struct fake_daemon *d)
+{
+	return d->path;
+}
+
+void fake_kill(struct fake_daemon *d)
+{
+	send_command(d, 'k');
+}
+
+void fake_pause(struct fake_daemon *d, bool paused)
+{
+	send_command(d, paused ? 'p' : 'r');
+}
+
+bool fake_settle(struct fake_daemon *d, int timeout_ms)
+{
+	struct timespec until;
+	bool ok = true;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&d->mu);
+	/* Two whole idle rounds after this call: all that was pending is in. */
+	uint64_t want = d->idle_rounds + 2;
+	while (ok && d->idle_rounds < want)
+		ok = pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0;
+	pthread_mutex_unlock(&d->mu);
+	return ok;
+}
+
+size_t fake_count(struct fake_daemon *d)
+{
+	pthread_mutex_lock(&d->mu);
+	size_t n = d->nlog;
+	pthread_mutex_unlock(&d->mu);
+	return n;
+}
+
+const struct fake_rec *fake_rec(struct fake_daemon *d, size_t i)
+{
+	pthread_mutex_lock(&d->mu);
+	const struct fake_rec *r = i < d->nlog ? &d->log[i] : NULL;
+	pthread_mutex_unlock(&d->mu);
+	return r;
+}
+
+size_t fake_errors(struct fake_daemon *d)
+{
+	pthread_mutex_lock(&d->mu);
+	size_t n = d->nerrors;
+	pthread_mutex_unlock(&d->mu);
+	return n;
+}
+
+const char *fake_error(struct fake_daemon *d, size_t i)
+{
+	pthread_mutex_lock(&d->mu);
+	const char *e = i < d->nerrors && i < MAX_ERRORS ? d->errors[i] : "";
+	pthread_mutex_unlock(&d->mu);
+	return e;
+}
+
+uint64_t fake_gaps(struct fake_daemon *d)
+{
+	pthread_mutex_lock(&d->mu);
+	uint64_t n = d->gaps;
+	pthread_mutex_unlock(&d->mu);
+	return n;
+}
+
+uint64_t fake_lost(struct fake_daemon *d)
+{
+	pthread_mutex_lock(&d->mu);
+	uint64_t n = d->lost;
+	pthread_mutex_unlock(&d->mu);
+	return n;
+}

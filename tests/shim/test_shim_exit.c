@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The end of a process: exit(), a return from main, _exit() and _Exit()
+ * each send one EXIT with the status, last, and wait for its ACK while the
+ * process still exists; a daemon that never ACKs only delays the end by
+ * the bound.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "traced.h"
+
+#define MAX_RECS 16
+
+static void test_every_way_out(void **state)
+{
+	static const char *const ways[] = { "exit", "return", "_exit", "_Exit" };
+
+	for (size_t i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+		const char *argv[] = { NULL, "exit", ways[i], "5", NULL };
+		const struct fake_rec *r[MAX_RECS];
+		struct traced t;
+
+		traced_run(&t, NULL, NULL, argv);
+		assert_true(WIFEXITED(t.status));
+		assert_int_equal(WEXITSTATUS(t.status), 5);
+		size_t n = recs_of(t.d, t.run.pid, r, MAX_RECS);
+		assert_int_equal(n, 4); /* HELLO MMAP MUNMAP EXIT */
+		assert_int_equal(r[3]->r.h.type, PTS_EXIT);
+		assert_int_equal(r[3]->r.exit.status, 5);
+		/* ACKed, and the process waited for it: still alive (about
+		 * to wait, or waiting), not a zombie */
+		assert_int_not_equal(r[3]->ack_ns, 0);
+		assert_true(r[3]->state == 'S' || r[3]->state == 'R');
+		traced_free(&t);
+	}
+}
+
+/* No ACK ever: HELLO and EXIT each wait wait_ms, then the program goes
+ * on, forks included, and ends as it would. */
+static void test_daemon_never_acks(void **state)
+{
+	const struct fake_opts opts = { .no_ack = true };
+	const char *exit_argv[] = { NULL, "exit", "exit", "3", NULL };
+	const char *fork_argv[] = { NULL, "fork", NULL };
+	struct traced t;
+
+	traced_run(&t, &opts, "wait_ms=200", exit_argv);
+	assert_int_equal(WEXITSTATUS(t.status), 3);
+	assert_int_equal(count_of(t.d, t.run.pid, PTS_EXIT), 1);
+	assert_int_equal(nth_of(t.d, t.run.pid, PTS_EXIT, 0)->ack_ns, 0);
+	traced_free(&t);
+
+	traced_run(&t, &opts, "wait_ms=200", fork_argv);
+	assert_int_equal(WEXITSTATUS(t.status), 0);
+	assert_non_null(strstr(t.run.text, "child exit 7"));
+	int32_t child = (int32_t)run_number(&t.run, "forked", 0);
+	assert_int_equal(count_of(t.d, child, PTS_EXIT), 1);
+	traced_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_way_out),
+		cmocka_unit_test(test_daemon_never_acks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

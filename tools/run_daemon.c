@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* ptshared as a child of `ptshare run`: started, told to finish, waited
+ * for. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run.h"
+
+/* Bound of the wait for "ready": the daemon has only to listen. */
+#define READY_TIMEOUT_MS 30000
+
+/* In the child, between fork and exec. */
+static _Noreturn void daemon_exec(char **argv, int ready_fd, pid_t parent)
+{
+	/* The terminal's ^C, ^\ and hang-up are for the program: the daemon
+	 * ends when `ptshare run` says so (it keeps an ignored SIGINT
+	 * ignored), or when `ptshare run` itself dies. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(1);
+	fcntl(ready_fd, F_SETFD, 0);
+	execv(argv[0], argv);
+	fprintf(stderr, "ptshare run: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(1);
+}
+
+const char *wait_status_text(int status, char *buf, size_t cap)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, cap, "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, cap, "exit status %d", WEXITSTATUS(status));
+	return buf;
+}
+
+/* Until it has ended: 0, or -1 when a signal other than SIGCHLD came first
+ * from sigfd (a user giving up).  Without sigfd, simply waits. */
+static int daemon_wait(struct daemon *d, int sigfd)
+{
+	while (!d->ended) {
+		pid_t r = waitpid(d->pid, &d->status, sigfd < 0 ? 0 : WNOHANG);
+		if (r == d->pid || (r < 0 && errno != EINTR)) {
+			d->ended = true;
+			break;
+		}
+		struct signalfd_siginfo si;
+		if (sigfd >= 0 && read(sigfd, &si, sizeof(si)) == sizeof(si) &&
+		    si.ssi_signo != SIGCHLD)
+			return -1;
+	}
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "ready\n" from fd within the bound; the daemon says why not itself. */
+static bool wait_ready(int fd)
+{
+	char buf[8];
+	size_t got = 0;
+	int64_t deadline = now_ms() + READY_TIMEOUT_MS;
+	while (got < 6) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int64_t left = deadline - now_ms();
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			fprintf(stderr, "ptshare run: ptshared did not start within "
+				"%d s\n", READY_TIMEOUT_MS / 1000);
+			return false;
+		}
+		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return !memcmp(buf, "ready\n", 6);
+}
+
+int daemon_start(struct daemon *d, char **argv, size_t ready_arg)
+{
+	int ready[2];
+	char fdnum[16];
+	*d = (struct daemon){ 0 };
+	if (pipe2(ready, O_CLOEXEC)) {
+		fprintf(stderr, "ptshare run: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
+	argv[ready_arg] = fdnum;
+	pid_t parent = getpid();
+	d->pid = fork();
+	if (d->pid == 0)
+		daemon_exec(argv, ready[1], parent);
+	close(ready[1]);
+	if (d->pid < 0) {
+		fprintf(stderr, "ptshare run: cannot start ptshared: %s\n",
+			strerror(errno));
+		close(ready[0]);
+		return 1;
+	}
+	bool ok = wait_ready(ready[0]);
+	close(ready[0]);
+	if (ok)
+		return 0;
+	kill(d->pid, SIGKILL);
+	daemon_wait(d, -1);
+	fputs("ptshare run: ptshared failed to start\n", stderr);
+	/* It said what was wrong with the options passed on to it. */
+	return WIFEXITED(d->status) && WEXITSTATUS(d->status) == 2 ? 2 : 1;
+}
+
+int daemon_stop(struct daemon *d, int sigfd)
+{
+	char buf[64];
+	if (d->ended) /* early: said when it was seen */
+		return d->status ? -1 : 0;
+	if (kill(d->pid, SIGTERM) == 0 && daemon_wait(d, sigfd)) {
+		fputs("ptshare run: interrupted: no report\n", stderr);
+		kill(d->pid, SIGKILL);
+		daemon_wait(d, -1);
+		return -1;
+	}
+	if (d->status) {
+		fprintf(stderr, "ptshare run: ptshared failed (%s)\n",
+			wait_status_text(d->status, buf, sizeof(buf)));
+		return -1;
+	}
+	return 0;
+}
