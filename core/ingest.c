@@ -130,11 +130,19 @@ static struct session *session_new(struct ingest *g, int32_t pid, uint32_t uid)
 }
 
 /* A process at its last checkpoint, as the report shows it. */
-static struct report_final final_of(const struct session *s, bool alive)
+static struct report_final final_of(const struct ingest *g,
+				    const struct session *s, bool alive)
 {
 	struct report_final f = s->last;
 	f.alive = alive;
 	f.untraced = s->untraced || (s->exec_pending && !s->conn);
+	for (size_t k = 0; k < g->ws->n; k++) {
+		struct mm_proc_stats st;
+		if (s->in_model && !mm_proc_stats(g->ws->w[k], (uint32_t)s->pid, &st)) {
+			f.faults[k] = st.faults;
+			f.observed[k] = st.faults_observed;
+		}
+	}
 	return f;
 }
 
@@ -144,7 +152,7 @@ static void session_end(struct ingest *g, struct session *s)
 {
 	if (!grow_array((void **)&g->finals, &g->cap_finals, g->nfinals + 1,
 			sizeof(*g->finals)))
-		g->finals[g->nfinals++] = final_of(s, false);
+		g->finals[g->nfinals++] = final_of(g, s, false);
 	if (s->in_model)
 		for (size_t k = 0; k < g->ws->n; k++)
 			mm_exit(g->ws->w[k], (uint32_t)s->pid);
@@ -197,6 +205,8 @@ static size_t body_size(uint16_t type)
 	case PTS_CK_NAME: return sizeof(struct pts_ck_name);
 	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
 	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
+	case PTS_FAULT: return sizeof(struct pts_fault);
+	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
 	default: return 0;
 	}
 }
@@ -323,6 +333,12 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 	s->ppid = r->ppid;
 	s->last.proc.ppid = (uint32_t)r->ppid;
 	s->untraced = false;
+	/* Without a userfaultfd, faults are seen through pagemap only; the
+	 * daemon says which mode the others get (PTS_FAULT_MODE). */
+	if (!(r->flags & PTS_HELLO_UFFD)) {
+		s->last.fault_mode = PTS_FAULTS_OFF;
+		s->last.fault_err = r->uffd_errno;
+	}
 	if ((r->flags & PTS_HELLO_FORKED) && !s->in_model) {
 		s->hello_seq = r->h.seq; /* acked when the parent's PTS_FORK comes */
 		return;
@@ -465,6 +481,22 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	}
 	struct session *s = h->type >= PTS_CK_BEGIN ? session_of(g, pid)
 		: conn < g->nconn ? g->conn[conn] : NULL;
+	switch (h->type) {
+	case PTS_FAULT:
+		if (s)
+			apply_fault(g, s, (const struct pts_fault *)r);
+		return;
+	case PTS_FAULT_MODE: {
+		const struct pts_fault_mode *m = (const struct pts_fault_mode *)r;
+		if (!m->pid)
+			g->stream.fault_mode = m->mode;
+		else if (s && m->mode <= PTS_FAULTS_ALL) {
+			s->last.fault_mode = m->mode;
+			s->last.fault_err = m->err;
+		}
+		return;
+	}
+	}
 	if (h->type >= PTS_CK_BEGIN)
 		apply_checkpoint(g, s, h);
 	else if (s)
@@ -540,6 +572,24 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 		return;
 	}
 	apply(g, s->pid, conn, &r, act);
+}
+
+void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags)
+{
+	struct pts_fault r = {
+		.h = { .type = PTS_FAULT, .size = sizeof(r), .time_ns = now_ns() },
+		.pid = pid, .flags = flags, .addr = addr,
+	};
+	apply(g, pid, 0, &r, NULL);
+}
+
+void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err)
+{
+	struct pts_fault_mode r = {
+		.h = { .type = PTS_FAULT_MODE, .size = sizeof(r), .time_ns = now_ns() },
+		.pid = pid, .mode = mode, .err = err,
+	};
+	apply(g, pid, 0, &r, NULL);
 }
 
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
@@ -652,7 +702,7 @@ const struct report *ingest_report(struct ingest *g)
 		if (g->nfinals)
 			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
 		for (size_t i = 0; i < g->nsess; i++)
-			all[g->nfinals + i] = final_of(g->sess[i], true);
+			all[g->nfinals + i] = final_of(g, g->sess[i], true);
 		report_set_finals(&g->peak, all, n, &g->stream);
 		free(all);
 	}

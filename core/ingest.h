@@ -61,6 +61,12 @@ void ingest_disconnect(struct ingest *g, uint32_t conn);
 void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason);
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason);
 
+/* A page fault of pid seen on its userfaultfd (PTS_FAULT_* flags). */
+void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags);
+/* How faults are seen: for the run (pid 0), or for one process, with the
+ * errno that turned them off for it. */
+void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err);
+
 /* Applies one record of a trace: the subject's pid, the connection it came
  * on (0 for checkpoint records), and the record. */
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,

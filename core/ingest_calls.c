@@ -327,3 +327,18 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 	}
 	apply_op(g, s, &o);
 }
+
+/* A page fault: the page was not present in the process under today's
+ * kernel; each policy counts it only if its tables lack the page too. */
+void apply_fault(struct ingest *g, struct session *s, const struct pts_fault *r)
+{
+	if (!s->in_model)
+		return;
+	for (size_t k = 0; k < g->ws->n; k++)
+		if (mm_fault(g->ws->w[k], (uint32_t)s->pid, r->addr,
+			     r->flags & PTS_FAULT_WRITE) < 0) {
+			/* a mapping the model does not know yet */
+			g->stream.faults_outside++;
+			return;
+		}
+}

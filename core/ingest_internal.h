@@ -106,6 +106,7 @@ struct op {
 
 /* ingest_calls.c: the shim's records, on the worlds */
 bool apply_op(struct ingest *g, struct session *s, const struct op *o);
+void apply_fault(struct ingest *g, struct session *s, const struct pts_fault *r);
 void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h);
 int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
 		 struct dev_kind *out);

@@ -43,12 +43,19 @@ struct report_final {
 	bool alive;               /* still running when the report was made */
 	bool untraced;            /* lost its shim: static or setuid exec... */
 	uint64_t records, lost, malformed, refused, resyncs;
+	uint32_t fault_mode;      /* enum pts_faults for this process */
+	int32_t fault_err;        /* why it is off (errno), 0 if not asked */
+	/* per policy: faults seen (userfaultfd) and first touches that only
+	 * pagemap showed, over the process's life */
+	uint64_t faults[WORLDS_MAX], observed[WORLDS_MAX];
 };
 
 /* What the shims and /proc told (ptshare run). */
 struct report_stream {
 	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
 	uint64_t intercepted_bytes, proc_only_bytes;
+	uint32_t fault_mode;      /* enum pts_faults asked for the run */
+	uint64_t faults_outside;  /* faults at no mapping the model knew */
 };
 
 struct report_input {

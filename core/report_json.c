@@ -150,7 +150,14 @@ static void mapping(struct json *j, const struct report *r,
 	json_end_object(j);
 }
 
-static void final_checkpoint(struct json *j, const struct report_final *x)
+static const char *fault_mode_name(uint32_t mode)
+{
+	static const char *const names[] = { "off", "table", "all" };
+	return mode < 3 ? names[mode] : "?";
+}
+
+static void final_checkpoint(struct json *j, const struct report *r,
+			     const struct report_final *x)
 {
 	json_object(j);
 	json_member_u64(j, "pid", x->proc.pid);
@@ -168,6 +175,18 @@ static void final_checkpoint(struct json *j, const struct report_final *x)
 	json_member_u64(j, "malformed", x->malformed);
 	json_member_u64(j, "refused", x->refused);
 	json_member_u64(j, "resyncs", x->resyncs);
+	json_member_string(j, "fault_mode", fault_mode_name(x->fault_mode));
+	json_member_i64(j, "fault_errno", x->fault_err);
+	json_key(j, "faults");
+	json_object(j);
+	for (size_t k = 0; k < r->npol; k++) {
+		json_key(j, r->pol[k].label);
+		json_object(j);
+		json_member_u64(j, "seen", x->faults[k]);
+		json_member_u64(j, "pagemap", x->observed[k]);
+		json_end_object(j);
+	}
+	json_end_object(j);
 	json_end_object(j);
 }
 
@@ -188,6 +207,8 @@ static void stream(struct json *j, const struct report *r)
 	json_member_u64(j, "resyncs", s->resyncs);
 	json_member_u64(j, "intercepted_bytes", s->intercepted_bytes);
 	json_member_u64(j, "proc_only_bytes", s->proc_only_bytes);
+	json_member_string(j, "fault_mode", fault_mode_name(s->fault_mode));
+	json_member_u64(j, "faults_outside", s->faults_outside);
 	json_end_object(j);
 }
 
@@ -216,7 +237,7 @@ void report_json(FILE *f, const struct report *r)
 	json_key(&j, "final_checkpoints");
 	json_array(&j);
 	for (size_t i = 0; i < r->nfinals; i++)
-		final_checkpoint(&j, &r->finals[i]);
+		final_checkpoint(&j, r, &r->finals[i]);
 	json_end_array(&j);
 	stream(&j, r);
 	json_key(&j, "not_modelled");

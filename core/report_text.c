@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The report for a terminal: totals, then processes, then mappings. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptshare/wire.h"
 #include "report.h"
 
 /* "12.3 MiB": at most 9 characters. */
@@ -163,6 +165,45 @@ static void finals(FILE *f, const struct report *r)
 	}
 }
 
+/* Faults per policy over every process's life: those seen on a
+ * userfaultfd, and first touches only pagemap showed; what sharing avoids. */
+static void faults(FILE *f, const struct report *r)
+{
+	static const char *const mode[] = { "off (pagemap only)",
+					    "table (first fault per 2 MiB span)",
+					    "all" };
+	uint64_t seen[WORLDS_MAX] = { 0 }, touched[WORLDS_MAX] = { 0 };
+	size_t without = 0;
+	for (size_t i = 0; i < r->nfinals; i++) {
+		const struct report_final *x = &r->finals[i];
+		without += x->fault_mode == PTS_FAULTS_OFF;
+		for (size_t k = 0; k < r->npol; k++) {
+			seen[k] += x->faults[k];
+			touched[k] += x->observed[k];
+		}
+	}
+	fprintf(f, "page faults: %s", mode[r->stream.fault_mode < 3 ? r->stream.fault_mode : 0]);
+	if (without && r->stream.fault_mode != PTS_FAULTS_OFF)
+		fprintf(f, "; %zu processes without a userfaultfd (pagemap only)",
+			without);
+	fprintf(f, "\n  linux: %" PRIu64 " faults seen, %" PRIu64
+		" first touches from pagemap\n", seen[0], touched[0]);
+	for (size_t k = 1; k < r->npol; k++)
+		fprintf(f, "  %s avoids %" PRIu64 " of the faults and %" PRIu64
+			" of the touches\n", r->pol[k].label,
+			seen[0] - seen[k], touched[0] - touched[k]);
+	for (size_t i = 0, shown = 0; i < r->nfinals && shown < 5; i++) {
+		const struct report_final *x = &r->finals[i];
+		if (x->fault_mode == PTS_FAULTS_OFF && x->fault_err) {
+			fprintf(f, "  %" PRIu32 " %s: no userfaultfd: %s%s\n",
+				x->proc.pid, x->proc.name, strerror(x->fault_err),
+				x->fault_err == EPERM || x->fault_err == EACCES
+					? " (docs/run.md: allowing a user /dev/userfaultfd)" : "");
+			shown++;
+		}
+	}
+}
+
 static void stream(FILE *f, const struct report *r)
 {
 	const struct report_stream *s = &r->stream;
@@ -185,6 +226,7 @@ static void stream(FILE *f, const struct report *r)
 		fprintf(f, "%u processes ran without the shim (static or setuid "
 			"programs, or a cleared environment): modelled from /proc "
 			"only\n", untraced);
+	faults(f, r);
 }
 
 static void notes(FILE *f, const struct report *r)

@@ -29,19 +29,21 @@ bool proc_tracing_wanted(void)
  * with (DESIGN.md section 4), or -1.  Never UFFD_USER_MODE_ONLY: kernel
  * accesses to registered pages would then fail (DESIGN.md section 5).
  */
-static int uffd_make(void)
+static int uffd_make(int32_t *err)
 {
 	long fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
-	if (fd >= 0 || errno != EPERM)
-		return (int)fd;
-	/* vm.unprivileged_userfaultfd=0: the device may still be ours. */
-	long dev = syscall(SYS_openat, AT_FDCWD, "/dev/userfaultfd",
-			   O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -1;
-	fd = syscall(SYS_ioctl, dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
-	syscall(SYS_close, dev);
+	if (fd < 0 && errno == EPERM) {
+		/* vm.unprivileged_userfaultfd=0: the device may still be ours. */
+		long dev = syscall(SYS_openat, AT_FDCWD, "/dev/userfaultfd",
+				   O_RDWR | O_CLOEXEC);
+		if (dev >= 0) {
+			fd = syscall(SYS_ioctl, dev, USERFAULTFD_IOC_NEW,
+				     O_CLOEXEC | O_NONBLOCK);
+			syscall(SYS_close, dev);
+		}
+	}
+	*err = fd < 0 ? errno : 0; /* the daemon reports why faults are unseen */
 	return (int)fd;
 }
 
@@ -64,7 +66,7 @@ static void hello(uint32_t flags)
 		.flags = flags,
 		.ppid = (int32_t)syscall(SYS_getppid),
 	};
-	int uffd = shim_cfg.uffd ? uffd_make() : -1;
+	int uffd = shim_cfg.uffd ? uffd_make(&m.uffd_errno) : -1;
 
 	exe_name(m.exe, sizeof(m.exe));
 	if (uffd >= 0)

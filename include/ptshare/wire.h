@@ -44,6 +44,9 @@ enum pts_rec_type {
 	/* daemon-made, kept in traces: connections opening and closing */
 	PTS_CONN_OPEN = 112,
 	PTS_CONN_CLOSE,
+	/* daemon-made, kept in traces: page faults seen through userfaultfd */
+	PTS_FAULT = 120,
+	PTS_FAULT_MODE,
 };
 
 /* Every record starts with this.  seq counts the records of one connection
@@ -73,7 +76,7 @@ struct pts_hello {
 	uint32_t version;  /* PTS_WIRE_VERSION */
 	uint32_t flags;    /* PTS_HELLO_* */
 	int32_t ppid;      /* as the process sees it (getppid()) */
-	uint32_t reserved;
+	int32_t uffd_errno; /* why no userfaultfd comes (0: none was asked for) */
 	char exe[256];     /* argv[0]-ish, NUL-terminated, may be truncated */
 };
 
@@ -205,6 +208,36 @@ struct pts_conn {
 	struct pts_hdr h;
 	int32_t pid;
 	uint32_t arg; /* OPEN: the uid; CLOSE: 1 when the process outlived it */
+};
+
+/* A page fault of pid the daemon saw on its userfaultfd: a first touch of
+ * a page the process did not have. */
+enum pts_fault_flag {
+	PTS_FAULT_WRITE = 1u << 0,
+	PTS_FAULT_MINOR = 1u << 1, /* the page was in the page cache already */
+};
+
+struct pts_fault {
+	struct pts_hdr h;
+	int32_t pid;
+	uint32_t flags;       /* PTS_FAULT_* */
+	uint64_t addr;
+};
+
+/* How faults are seen: for the run (pid 0) and for each process, with why
+ * a process has none (it could not make or pass a userfaultfd). */
+enum pts_faults {
+	PTS_FAULTS_OFF,   /* pagemap only */
+	PTS_FAULTS_TABLE, /* a process's first fault in each 2 MiB span */
+	PTS_FAULTS_ALL,   /* every fault */
+};
+
+struct pts_fault_mode {
+	struct pts_hdr h;
+	int32_t pid;
+	uint32_t mode;        /* enum pts_faults */
+	int32_t err;          /* with PTS_FAULTS_OFF for a process: errno */
+	uint32_t reserved;
 };
 
 /* How the daemon classified the files of a device, so that a replay

@@ -131,8 +131,10 @@ static const char *check_body(const struct fake_rec *r, bool fd_passed)
 	switch (h->type) {
 	case PTS_HELLO: {
 		const struct pts_hello *m = &r->r.hello;
-		if (m->version != PTS_WIRE_VERSION || m->reserved || failed)
-			return "HELLO version, reserved or flags";
+		if (m->version != PTS_WIRE_VERSION || failed)
+			return "HELLO version or flags";
+		if ((m->flags & PTS_HELLO_UFFD) && m->uffd_errno)
+			return "HELLO with a userfaultfd and an errno for it";
 		if ((m->flags & ~hello_flags) ||
 		    !(m->flags & PTS_HELLO_FORKED) == !(m->flags & PTS_HELLO_EXECED))
 			return "HELLO must be FORKED or EXECED";
