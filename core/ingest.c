@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ingest_internal.h"
+#include "trace.h"
 
 #define HELD_MAX (256u << 10)   /* a pending child's packets, at most */
 #define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
@@ -51,7 +52,7 @@ struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace)
 	g->live = live;
 	g->trace = trace;
 	if (trace) {
-		static const char magic[16] = "PTSHARE-TRACE\n";
+		static const char magic[16] = TRACE_MAGIC;
 		uint32_t v[2] = { PTS_WIRE_VERSION, 0 };
 		fwrite(magic, 1, sizeof(magic), g->trace);
 		fwrite(v, sizeof(v), 1, g->trace);

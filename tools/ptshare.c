@@ -14,6 +14,7 @@ static const struct command {
 	{ "snapshot", cmd_snapshot,
 	  "estimate sharing for running processes, from /proc alone" },
 	{ "run", cmd_run, "trace a program from start to end, and report" },
+	{ "replay", cmd_replay, "rebuild a report from a trace of ptshare run" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace files (docs/wire-protocol.md): the records a daemon applied, in
+ * order, for `ptshare replay`. */
+#ifndef PTSHARE_TRACE_H
+#define PTSHARE_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ingest.h"
+
+#define TRACE_MAGIC "PTSHARE-TRACE\n"
+
+struct trace_error {
+	uint64_t offset;  /* where the trace stopped making sense */
+	char what[128];
+};
+
+/*
+ * Feeds every frame of f to the ingest.  0 when the whole trace was read;
+ * -1 when it ends early or a frame is corrupt, with where and why in err
+ * (what came before it was applied: the report shows what was readable).
+ */
+int trace_replay(FILE *f, struct ingest *g, struct trace_error *err);
+
+#endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* ptshare replay: a trace of `ptshare run --record` fed to the same ingest,
+ * under any policies, on any machine. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "trace.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--top N]\n"
+	      "\n"
+	      "Rebuilds the report of a `ptshare run --record FILE` offline: every\n"
+	      "record the daemon applied (the shim's calls, the page faults, what\n"
+	      "/proc said at each checkpoint) goes through the same code again.\n"
+	      "With the run's policies the report is the run's; other policies\n"
+	      "answer what-if questions (name:pte+pmd+pud picks the levels).\n"
+	      "\n"
+	      "  --policy LIST   comma-separated policies (default: all)\n"
+	      "  --json FILE     also write the JSON report ('-': stdout, instead\n"
+	      "                  of the text report)\n"
+	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "\n"
+	      "Exit status: 0 report written, 1 the trace is truncated or corrupt\n"
+	      "(the report of what was readable is written) or cannot be read,\n"
+	      "2 usage error.\n", f);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'P' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policies = NULL, *json = NULL;
+	uint64_t top = 20;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+			policies = optarg;
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		case 'n':
+			if (cli_u64(optarg, &top)) {
+				fprintf(stderr, "ptshare replay: bad number '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "ptshare replay: %s\n",
+			optind == argc ? "which trace?" : "one trace at a time");
+		usage(stderr);
+		return 2;
+	}
+	struct worlds ws;
+	char err[256];
+	if (worlds_init(&ws, policies, err, sizeof(err))) {
+		fprintf(stderr, "ptshare replay: %s\n", err);
+		return 2;
+	}
+	FILE *f = fopen(argv[optind], "rb");
+	struct ingest *g = f ? ingest_new(&ws, false, NULL) : NULL;
+	if (!g) {
+		fprintf(stderr, "ptshare replay: %s: %s\n", argv[optind],
+			f ? "out of memory" : strerror(errno));
+		if (f)
+			fclose(f);
+		worlds_free(&ws);
+		return 1;
+	}
+	struct trace_error te;
+	int r = trace_replay(f, g, &te);
+	if (r)
+		fprintf(stderr, "ptshare replay: %s: %s at offset %llu; the report "
+			"shows what came before\n", argv[optind], te.what,
+			(unsigned long long)te.offset);
+	fclose(f);
+	int w = write_reports(ingest_report(g), json, (size_t)top);
+	ingest_free(g);
+	worlds_free(&ws);
+	return r || w ? 1 : 0;
+}
