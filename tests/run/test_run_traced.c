@@ -301,9 +301,10 @@ static void test_threads(void **state)
 	traced_run(&t, args);
 	assert_string_equal(t.c.text[0], "threads done\n");
 	assert_finals_exact(t.doc, 1);
-	/* HELLO, per round three maps-or-unmaps and a protect, EXIT. */
+	/* HELLO, per thread its stack's map and per round three maps-or-
+	 * unmaps and a protect, EXIT. */
 	assert_int_equal(jr_path_u64(t.doc, "final_checkpoints[0].records", 0),
-			 2 + THREADS * 20 * 4);
+			 2 + THREADS * (1 + 20 * 4));
 	traced_free(&t);
 }
 
