@@ -1,12 +1,77 @@
 /* SPDX-License-Identifier: MIT */
-/* The parts of `ptshare run` (run.c): the program to trace, and the daemon
+/* The parts of `ptshare run` and `ptshare aslr`: their options, one traced
+ * run of the program (run_traced.c), the program to trace, and the daemon
  * that traces it. */
 #ifndef PTSHARE_RUN_H
 #define PTSHARE_RUN_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "report.h"
+#include "worlds.h"
+
+struct ingest;
+
+/* The address layout the program gets (personality ADDR_NO_RANDOMIZE,
+ * which every process it starts inherits). */
+enum run_layout {
+	RUN_LAYOUT_AS_IS,      /* ours, untouched: `ptshare run` */
+	RUN_LAYOUT_RANDOMISED, /* randomised as the system does */
+	RUN_LAYOUT_FIXED,      /* not randomised */
+};
+
+struct run_options {
+	const char *name; /* "ptshare run": for messages */
+	const char *policies, *json, *interval, *record, *top, *output;
+	char **cmd;
+	enum run_layout layout;
+};
+
+/* run_options.c */
+
+/* The options of `ptshare run` (docs/run.md) into o, for the command
+ * name, whose usage() is printed on --help and on a usage error.  -1 to go
+ * on, else the exit status (0 after --help, 2 after a usage error). */
+int run_options_parse(struct run_options *o, const char *name,
+		      void (*usage)(FILE *f), int argc, char **argv);
+
+/* run_traced.c */
+
+/* What every run of the command needs, found once. */
+struct run_setup {
+	char daemon[PATH_MAX], shim[PATH_MAX], program[PATH_MAX];
+};
+
+/* ptshared and libptshare.so beside us, and o->cmd resolved and checked:
+ * -1 to go on, else the exit status (1, 2, 126, 127; the reason printed). */
+int run_setup(struct run_setup *s, const struct run_options *o);
+
+/* How one traced run went. */
+struct run_result {
+	int status;      /* the exit status `ptshare run` gives it */
+	bool ran;        /* the program ran: status is its own */
+	int interrupted; /* a signal a user sent us meanwhile, or 0 */
+	/* Asked for: the run's report, rebuilt from its records (NULL when
+	 * there is none), and what it lives in. */
+	const struct report *report;
+	struct worlds ws;
+	struct ingest *replay;
+};
+
+/*
+ * Runs o->cmd traced, from its start until it and every process it started
+ * have ended, and returns r->status.  Without want_report the daemon writes
+ * the report where o says (`ptshare run`).  With it, the daemon writes
+ * nothing (o->json, o->output and o->record are not passed on): the run's
+ * records go to a trace in the private directory, which is replayed into
+ * r->report.  Free r with run_result_free() either way.
+ */
+int run_traced(const struct run_setup *s, const struct run_options *o,
+	       bool want_report, struct run_result *r);
+void run_result_free(struct run_result *r);
 
 /* run_program.c */
 
@@ -20,6 +85,7 @@ bool program_preloadable(const char *path, char *why, size_t cap);
 /* run_daemon.c */
 
 struct daemon {
+	const char *who; /* the command, for messages */
 	pid_t pid;
 	bool ended;    /* reaped */
 	int status;    /* its wait status, once ended */
@@ -27,10 +93,11 @@ struct daemon {
 
 /* Starts argv[0] (argv[ready_arg] is a placeholder for the number of the
  * fd it says "ready" on) and waits, bounded, for its "ready".  0, or the
- * exit status for `ptshare run` (2: the daemon refused the options passed
- * on to it; 1: another failure), with the reason printed and the daemon
- * reaped. */
-int daemon_start(struct daemon *d, char **argv, size_t ready_arg);
+ * exit status for the command who (2: the daemon refused the options
+ * passed on to it; 1: another failure), with the reason printed and the
+ * daemon reaped. */
+int daemon_start(struct daemon *d, const char *who, char **argv,
+		 size_t ready_arg);
 /* Asks it to finish (SIGTERM: it writes the report) and waits; a signal
  * other than SIGCHLD read from sigfd meanwhile (a user giving up) kills it
  * instead.  0 when it exited cleanly, else -1 (the reason printed, unless

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* ptshared as a child of `ptshare run`: started, told to finish, waited
- * for. */
+/* ptshared as a child of `ptshare run` (or `ptshare aslr`): started, told
+ * to finish, waited for. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,8 @@
 #define READY_TIMEOUT_MS 30000
 
 /* In the child, between fork and exec. */
-static _Noreturn void daemon_exec(char **argv, int ready_fd, pid_t parent)
+static _Noreturn void daemon_exec(const char *who, char **argv, int ready_fd,
+				   pid_t parent)
 {
 	/* The terminal's ^C, ^\ and hang-up are for the program: the daemon
 	 * ends when `ptshare run` says so (it keeps an ignored SIGINT
@@ -36,7 +37,7 @@ static _Noreturn void daemon_exec(char **argv, int ready_fd, pid_t parent)
 		_exit(1);
 	fcntl(ready_fd, F_SETFD, 0);
 	execv(argv[0], argv);
-	fprintf(stderr, "ptshare run: cannot run %s: %s\n", argv[0], strerror(errno));
+	fprintf(stderr, "%s: cannot run %s: %s\n", who, argv[0], strerror(errno));
 	_exit(1);
 }
 
@@ -76,7 +77,7 @@ static int64_t now_ms(void)
 }
 
 /* "ready\n" from fd within the bound; the daemon says why not itself. */
-static bool wait_ready(int fd)
+static bool wait_ready(const char *who, int fd)
 {
 	char buf[8];
 	size_t got = 0;
@@ -85,8 +86,8 @@ static bool wait_ready(int fd)
 		struct pollfd p = { fd, POLLIN, 0 };
 		int64_t left = deadline - now_ms();
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
-			fprintf(stderr, "ptshare run: ptshared did not start within "
-				"%d s\n", READY_TIMEOUT_MS / 1000);
+			fprintf(stderr, "%s: ptshared did not start within "
+				"%d s\n", who, READY_TIMEOUT_MS / 1000);
 			return false;
 		}
 		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
@@ -99,13 +100,14 @@ static bool wait_ready(int fd)
 	return !memcmp(buf, "ready\n", 6);
 }
 
-int daemon_start(struct daemon *d, char **argv, size_t ready_arg)
+int daemon_start(struct daemon *d, const char *who, char **argv,
+		 size_t ready_arg)
 {
 	int ready[2];
 	char fdnum[16];
-	*d = (struct daemon){ 0 };
+	*d = (struct daemon){ .who = who };
 	if (pipe2(ready, O_CLOEXEC)) {
-		fprintf(stderr, "ptshare run: pipe: %s\n", strerror(errno));
+		fprintf(stderr, "%s: pipe: %s\n", who, strerror(errno));
 		return 1;
 	}
 	snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
@@ -113,21 +115,21 @@ int daemon_start(struct daemon *d, char **argv, size_t ready_arg)
 	pid_t parent = getpid();
 	d->pid = fork();
 	if (d->pid == 0)
-		daemon_exec(argv, ready[1], parent);
+		daemon_exec(who, argv, ready[1], parent);
 	close(ready[1]);
 	if (d->pid < 0) {
-		fprintf(stderr, "ptshare run: cannot start ptshared: %s\n",
+		fprintf(stderr, "%s: cannot start ptshared: %s\n", who,
 			strerror(errno));
 		close(ready[0]);
 		return 1;
 	}
-	bool ok = wait_ready(ready[0]);
+	bool ok = wait_ready(who, ready[0]);
 	close(ready[0]);
 	if (ok)
 		return 0;
 	kill(d->pid, SIGKILL);
 	daemon_wait(d, -1);
-	fputs("ptshare run: ptshared failed to start\n", stderr);
+	fprintf(stderr, "%s: ptshared failed to start\n", who);
 	/* It said what was wrong with the options passed on to it. */
 	return WIFEXITED(d->status) && WEXITSTATUS(d->status) == 2 ? 2 : 1;
 }
@@ -138,13 +140,13 @@ int daemon_stop(struct daemon *d, int sigfd)
 	if (d->ended) /* early: said when it was seen */
 		return d->status ? -1 : 0;
 	if (kill(d->pid, SIGTERM) == 0 && daemon_wait(d, sigfd)) {
-		fputs("ptshare run: interrupted: no report\n", stderr);
+		fprintf(stderr, "%s: interrupted: no report\n", d->who);
 		kill(d->pid, SIGKILL);
 		daemon_wait(d, -1);
 		return -1;
 	}
 	if (d->status) {
-		fprintf(stderr, "ptshare run: ptshared failed (%s)\n",
+		fprintf(stderr, "%s: ptshared failed (%s)\n", d->who,
 			wait_status_text(d->status, buf, sizeof(buf)));
 		return -1;
 	}

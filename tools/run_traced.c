@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One traced run of a program (docs/run.md), for `ptshare run` and for
+ * `ptshare aslr`, which makes two.  Starts ptshared on a socket in a fresh
+ * private directory, runs the program with libptshare.so preloaded, waits
+ * for the program and every process it started (daemonised servers too:
+ * we are their subreaper), then has the daemon finish: it writes the
+ * report, or keeps the run's records in a trace that is replayed here into
+ * a report the caller holds.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ingest.h"
+#include "ptshare/wire.h"
+#include "run.h"
+#include "trace.h"
+
+/* What a traced run waits for (SIGCHLD) and passes on to the program. */
+static const int run_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+/* One traced run. */
+struct run_state {
+	const struct run_options *o;
+	struct daemon d;
+	pid_t program;
+	bool program_running;
+	int status;         /* the program's wait status */
+	int sigfd;          /* SIGCHLD and the signals forwarded */
+	sigset_t orig_mask; /* the program's */
+	int interrupted;    /* the last signal forwarded */
+};
+
+/* ptshared and libptshare.so, from the directory this program is in. */
+static int find_companions(const char *who, char *daemon_path, char *shim_path,
+			   size_t cap)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "%s: /proc/self/exe: %s\n", who, strerror(errno));
+		return -1;
+	}
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	if ((size_t)snprintf(daemon_path, cap, "%s/ptshared", self) >= cap ||
+	    (size_t)snprintf(shim_path, cap, "%s/libptshare.so", self) >= cap) {
+		fprintf(stderr, "%s: %s: path too long\n", who, self);
+		return -1;
+	}
+	const char *missing = access(daemon_path, X_OK) ? daemon_path
+			      : access(shim_path, R_OK) ? shim_path : NULL;
+	if (missing) {
+		fprintf(stderr, "%s: %s: %s (ptshared and libptshare.so "
+			"belong beside ptshare)\n", who, missing, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The program, found and checked: -1 to go on, else the exit status. */
+static int check_program(const char *who, const char *cmd, char *path,
+			 size_t cap)
+{
+	char why[768];
+	int r = program_resolve(cmd, path, cap);
+	if (r) {
+		fprintf(stderr, "%s: %s: %s\n", who, cmd,
+			r == -ENOENT ? "command not found" : strerror(-r));
+		return r == -ENOENT ? 127 : 126;
+	}
+	if (program_preloadable(path, why, sizeof(why)))
+		return -1;
+	fprintf(stderr,
+		"%s: %s: LD_PRELOAD cannot follow it into the program, so "
+		"%s cannot trace it.\n"
+		"While it runs, `ptshare snapshot --pid PID --tree` reports its page "
+		"tables from /proc alone.\n", who, why, who);
+	return 2;
+}
+
+int run_setup(struct run_setup *s, const struct run_options *o)
+{
+	if (find_companions(o->name, s->daemon, s->shim, sizeof(s->daemon)))
+		return 1;
+	return check_program(o->name, o->cmd[0], s->program, sizeof(s->program));
+}
+
+/* A fresh directory only we can enter (mkdtemp: 0700), for the socket. */
+static int make_private_dir(const char *who, char *dir, size_t cap,
+			    char *socket, size_t scap)
+{
+	const char *tmp = getenv("TMPDIR");
+	tmp = tmp && *tmp ? tmp : "/tmp";
+	bool fits = (size_t)snprintf(dir, cap, "%s/ptshare-XXXXXX", tmp) < cap;
+	if (!fits)
+		errno = ENAMETOOLONG;
+	if (!fits || !mkdtemp(dir)) {
+		fprintf(stderr, "%s: cannot make a directory in %s: %s\n", who,
+			tmp, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(socket, scap, "%s/sock", dir) >= scap) {
+		fprintf(stderr, "%s: TMPDIR is too long for a socket path: %s\n",
+			who, tmp);
+		rmdir(dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* The daemon's command line; argv[4] is where the ready fd's number goes. */
+#define READY_ARG 4
+static void daemon_args(char **argv, const char *daemon_path, const char *socket,
+			const struct run_options *o)
+{
+	const char *const pairs[][2] = {
+		{ "--policy", o->policies }, { "--json", o->json },
+		{ "--interval", o->interval }, { "--record", o->record },
+		{ "--top", o->top }, { "--text", o->output },
+	};
+	size_t n = 0;
+	argv[n++] = (char *)daemon_path;
+	argv[n++] = "--socket";
+	argv[n++] = (char *)socket;
+	argv[n++] = "--ready-fd";
+	argv[n++] = NULL; /* READY_ARG */
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		if (pairs[i][1]) {
+			argv[n++] = (char *)pairs[i][0];
+			argv[n++] = (char *)pairs[i][1];
+		}
+	argv[n] = NULL;
+}
+
+/* What the program's images inherit: the shim first in LD_PRELOAD, then
+ * whatever the user preloads, and the socket. */
+static int program_env(const char *shim_path, const char *socket)
+{
+	const char *theirs = getenv("LD_PRELOAD");
+	char *preload;
+	if (asprintf(&preload, "%s%s%s", shim_path, theirs && *theirs ? ":" : "",
+		     theirs ? theirs : "") < 0)
+		return -1;
+	int r = setenv("LD_PRELOAD", preload, 1) | setenv(PTS_SOCKET_ENV, socket, 1);
+	free(preload);
+	return r;
+}
+
+/* In the child: the layout asked for, which exec and fork pass on. */
+static int set_layout(enum run_layout layout)
+{
+	if (layout == RUN_LAYOUT_AS_IS)
+		return 0;
+	int now = personality(0xffffffff);
+	if (now < 0)
+		return -1;
+	now = layout == RUN_LAYOUT_FIXED ? now | ADDR_NO_RANDOMIZE
+					 : now & ~ADDR_NO_RANDOMIZE;
+	return personality((unsigned long)now) < 0 ? -1 : 0;
+}
+
+static pid_t start_program(struct run_state *s, const char *path, char **argv)
+{
+	pid_t pid = fork();
+	if (pid)
+		return pid;
+	sigprocmask(SIG_SETMASK, &s->orig_mask, NULL);
+	if (set_layout(s->o->layout)) {
+		fprintf(stderr, "%s: personality: %s\n", s->o->name, strerror(errno));
+		_exit(126);
+	}
+	execv(path, argv);
+	int err = errno;
+	fprintf(stderr, "%s: cannot run %s: %s\n", s->o->name, path, strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+static void daemon_ended_early(const struct run_state *s)
+{
+	char buf[64];
+	fprintf(stderr, "%s: ptshared ended early (%s): the program runs on "
+		"untraced, and there will be no report\n", s->o->name,
+		wait_status_text(s->d.status, buf, sizeof(buf)));
+}
+
+/* Reaps what has ended; true when no process is left but the daemon. */
+static bool reap_children(struct run_state *s)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == s->program) {
+			s->status = status;
+			s->program_running = false;
+		} else if (pid == s->d.pid) {
+			s->d.ended = true;
+			s->d.status = status;
+			daemon_ended_early(s);
+		}
+	}
+	return !s->program_running &&
+	       !children_each(s->d.ended ? 0 : s->d.pid, NULL, NULL);
+}
+
+/* A signal the kernel sent our whole process group (the terminal's ^C)
+ * reached every process still in it already: not twice. */
+static void pass_on(pid_t pid, const struct signalfd_siginfo *si)
+{
+	if (si->ssi_code != SI_KERNEL || getpgid(pid) != getpgrp())
+		kill(pid, (int)si->ssi_signo);
+}
+
+static void pass_on_each(pid_t pid, void *si)
+{
+	pass_on(pid, si);
+}
+
+/* To the program while it runs; then to the processes that outlived it,
+ * which were handed to us, the subreaper, as their parents died. */
+static void forward(struct run_state *s, struct signalfd_siginfo *si)
+{
+	s->interrupted = (int)si->ssi_signo;
+	if (s->program_running)
+		pass_on(s->program, si);
+	else
+		children_each(s->d.ended ? 0 : s->d.pid, pass_on_each, si);
+}
+
+/* Until the program and every process it started have ended. */
+static void wait_all(struct run_state *s)
+{
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(s->sigfd, &si, sizeof(si));
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "%s: signalfd: %s\n", s->o->name,
+				strerror(errno));
+			return;
+		}
+		if (n != sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD)
+			forward(s, &si);
+		else if (reap_children(s))
+			return;
+	}
+}
+
+static int exit_status(int status)
+{
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* The report of the run recorded in trace, under the run's policies, into
+ * r->report; the reason printed when there is none. */
+static void rebuild_report(const char *who, const char *trace,
+			  const char *policies, struct run_result *r)
+{
+	char err[256];
+	if (worlds_init(&r->ws, policies, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		return;
+	}
+	FILE *f = fopen(trace, "rbe");
+	if (!f || !(r->replay = ingest_new(&r->ws, false, NULL))) {
+		fprintf(stderr, "%s: %s: %s\n", who, trace,
+			f ? "out of memory" : strerror(errno));
+		if (f)
+			fclose(f);
+		worlds_free(&r->ws);
+		return;
+	}
+	struct trace_error te;
+	int bad = trace_replay(f, r->replay, &te);
+	fclose(f);
+	if (bad)
+		fprintf(stderr, "%s: the run's trace: %s at offset %llu\n", who,
+			te.what, (unsigned long long)te.offset);
+	else
+		r->report = ingest_report(r->replay);
+}
+
+/* With the signals blocked and the directory made: the run itself. */
+static int traced(struct run_state *s, const struct run_setup *su,
+		  const char *dir, const char *socket, bool want_report,
+		  struct run_result *r)
+{
+	const struct run_options *o = s->o;
+	struct run_options passed = *o;
+	char trace[PATH_MAX + 8];
+	if (want_report) {
+		snprintf(trace, sizeof(trace), "%s/trace", dir);
+		passed.json = NULL;
+		passed.record = trace;
+		passed.output = "/dev/null";
+	}
+	char *dargv[20];
+	daemon_args(dargv, su->daemon, socket, &passed);
+	int status = daemon_start(&s->d, o->name, dargv, READY_ARG);
+	if (status)
+		return status;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || program_env(su->shim, socket)) {
+		fprintf(stderr, "%s: %s\n", o->name, strerror(errno));
+		daemon_stop(&s->d, -1);
+		return 1;
+	}
+	s->program = start_program(s, su->program, o->cmd);
+	if (s->program < 0) {
+		fprintf(stderr, "%s: fork: %s\n", o->name, strerror(errno));
+		daemon_stop(&s->d, -1);
+		return 1;
+	}
+	s->program_running = true;
+	wait_all(s);
+	r->ran = true;
+	bool clean = !daemon_stop(&s->d, s->sigfd);
+	if (want_report) {
+		if (clean)
+			rebuild_report(o->name, trace, o->policies, r);
+		if (unlink(trace) && errno != ENOENT)
+			fprintf(stderr, "%s: %s: %s\n", o->name, trace,
+				strerror(errno));
+	}
+	return exit_status(s->status);
+}
+
+int run_traced(const struct run_setup *su, const struct run_options *o,
+	       bool want_report, struct run_result *r)
+{
+	char dir[PATH_MAX], socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct run_state s = { .o = o, .sigfd = -1 };
+	*r = (struct run_result){ .status = 1 };
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	for (size_t i = 0; i < sizeof(run_signals) / sizeof(run_signals[0]); i++)
+		sigaddset(&sigs, run_signals[i]);
+	if (sigprocmask(SIG_BLOCK, &sigs, &s.orig_mask) ||
+	    (s.sigfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
+		fprintf(stderr, "%s: signalfd: %s\n", o->name, strerror(errno));
+		return r->status;
+	}
+	if (!make_private_dir(o->name, dir, sizeof(dir), socket, sizeof(socket))) {
+		r->status = traced(&s, su, dir, socket, want_report, r);
+		if (unlink(socket) && errno != ENOENT)
+			fprintf(stderr, "%s: %s: %s\n", o->name, socket,
+				strerror(errno));
+		if (rmdir(dir))
+			fprintf(stderr, "%s: cannot remove %s: %s\n", o->name,
+				dir, strerror(errno));
+	}
+	r->interrupted = s.interrupted;
+	close(s.sigfd);
+	sigprocmask(SIG_SETMASK, &s.orig_mask, NULL);
+	return r->status;
+}
+
+void run_result_free(struct run_result *r)
+{
+	if (r->replay) {
+		ingest_free(r->replay);
+		worlds_free(&r->ws);
+	}
+	*r = (struct run_result){ 0 };
+}
