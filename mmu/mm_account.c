@@ -125,21 +125,25 @@ size_t mm_world_findings(const struct mm_world *w, struct mm_finding *out,
 {
 	static const struct mm_finding kinds[MM_FINDING_NR] = {
 		[MM_FINDING_EXTRA_LINKS] = {
-			"fault-search-extra-links",
-			"links the posted patch's fault-time search would take "
-			"after the first sharer (each a leaked table reference)" },
+			.name = "fault-search-extra-links",
+			.what = "links the posted patch's fault-time search "
+				"would take after the first sharer (each a "
+				"leaked table reference)" },
 		[MM_FINDING_UNSHARE_PAST_END] = {
-			"unshare-past-end",
-			"shared tables the posted patch's unshare loop would "
-			"detach just past the end of an mprotect/mremap range" },
+			.name = "unshare-past-end",
+			.what = "shared tables the posted patch's unshare loop "
+				"would detach just past the end of an "
+				"mprotect/mremap range" },
 		[MM_FINDING_UNSHARE_MISSED] = {
-			"unshare-misses-table",
-			"shared tables inside an mprotect/mremap range that the "
-			"posted patch's unshare loop would leave shared" },
+			.name = "unshare-misses-table",
+			.what = "shared tables inside an mprotect/mremap range "
+				"that the posted patch's unshare loop would "
+				"leave shared" },
 		[MM_FINDING_PRIVATE_ANON] = {
-			"private-anon-pages-shared",
-			"times the posted patch would share the tables of a "
-			"private mapping holding copied-on-write pages" },
+			.name = "private-anon-pages-shared",
+			.what = "times the posted patch would share the tables "
+				"of a private mapping holding copied-on-write "
+				"pages" },
 	};
 	if (!w->policy.patch_findings)
 		return 0;

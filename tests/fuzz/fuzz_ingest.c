@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_ingest: the record decoder as a daemon drives it, in replay mode (no
+ * /proc): connections open and close, packets of any length arrive on
+ * them, trace records are applied between them (fuzz_ops.h).  The actions
+ * are honoured as the daemon does: a connection asked to drop is closed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "fuzz_ops.h"
+
+struct input {
+	const uint8_t *p;
+	size_t n;
+};
+
+/* n bytes of the input; false (and *out untouched) when it ends first. */
+static bool take(struct input *in, void *out, size_t n)
+{
+	if (in->n < n)
+		return false;
+	memcpy(out, in->p, n);
+	in->p += n;
+	in->n -= n;
+	return true;
+}
+
+/* A payload in a buffer of exactly its length, so that the sanitizers
+ * see any read past it; NULL when the input ended or memory ran out. */
+static uint8_t *payload(struct input *in, size_t *len)
+{
+	uint16_t n;
+	if (!take(in, &n, sizeof(n)))
+		return NULL;
+	uint8_t *buf = calloc(1, n ? n : 1);
+	size_t have = in->n < n ? in->n : n;
+	if (buf)
+		take(in, buf, have);
+	*len = n;
+	return buf;
+}
+
+static void packet(struct fuzz_run *f, uint32_t conn, struct input *in)
+{
+	size_t len;
+	uint8_t *buf = payload(in, &len);
+	if (!buf)
+		return;
+	struct ingest_action act = { 0 };
+	ingest_packet(f->g, conn, buf, len, &act);
+	free(buf);
+	if (act.nack > INGEST_MAX_ACKS)
+		fuzz_fail("%u acks for one packet", act.nack);
+	if (act.drop)
+		ingest_disconnect(f->g, conn);
+}
+
+static void replay(struct fuzz_run *f, struct input *in)
+{
+	int32_t pid;
+	uint32_t conn;
+	size_t len;
+	uint8_t *buf;
+	if (!take(in, &pid, sizeof(pid)) || !take(in, &conn, sizeof(conn)) ||
+	    !(buf = payload(in, &len)))
+		return;
+	ingest_replay(f->g, pid, conn, buf, len);
+	free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_run f;
+	if (fuzz_begin(&f))
+		return 0;
+	struct input in = { data, size };
+	uint32_t conn[FOPS_SLOTS] = { 0 };
+	uint8_t op;
+	int32_t pid;
+	while (take(&in, &op, 1)) {
+		uint32_t *c = &conn[FOPS_SLOT(op)];
+		switch (FOPS_KIND(op)) {
+		case FOPS_CONNECT:
+			if (take(&in, &pid, sizeof(pid)))
+				*c = ingest_connect(f.g, pid, 0);
+			break;
+		case FOPS_PACKET:
+			packet(&f, *c, &in);
+			break;
+		case FOPS_DISCONNECT:
+			ingest_disconnect(f.g, *c);
+			break;
+		case FOPS_REPLAY:
+			replay(&f, &in);
+			break;
+		case FOPS_REPORT:
+			ingest_report(f.g);
+			break;
+		}
+	}
+	fuzz_end(&f);
+	return 0;
+}
