@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PostgreSQL under `ptshare run`: the workload ptshare is for.
+ *
+ * As root, a fresh cluster (shared_buffers=512MB, huge_pages=off, unix
+ * socket only, in a private directory) owned by the postgres user; the
+ * postmaster started as
+ *     ptshare run --json FILE -o TEXT -- postgres -D DATA ...
+ * the whole of it run as the postgres user (the shim's userfaultfd fails
+ * harmlessly for an unprivileged user: docs/shim.md); then
+ * `pgbench -i -s 10` and `pgbench -S -c 8 -T 15`, during which
+ * pg_stat_activity names the server's processes; then a fast shutdown
+ * (SIGINT to the postmaster), after which `ptshare run` writes its report.
+ *
+ * From the JSON report (docs/report-json.md):
+ * - every process the server had was seen: the postmaster, and as its
+ *   children (ppid), the checkpointer, background writer, walwriter,
+ *   autovacuum launcher, logical replication launcher and at least 8
+ *   pgbench backends; every process seen is the postmaster or its child;
+ * - at each process's last checkpoint, the sum of the linux model is within
+ *   1% of the sum of the kernel's VmPTE;
+ * - at the peak, mccracken-2005 saves more than half of today's page-table
+ *   memory (the backends' tables over the shared buffers, which every one
+ *   maps at the same address, inherited through fork).
+ * The figures are printed, with the text report, for the issue.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "json_read.h"
+#include "pg_cluster.h"
+
+#ifndef PTSHARE_PATH
+#error "PTSHARE_PATH must name the ptshare executable"
+#endif
+
+#define CLIENTS 8
+#define SCALE 10
+#define SECONDS 15
+#define SAMPLE_S 120     /* bound of the wait for every backend to show */
+#define SAMPLE_MS 200
+#define PGBENCH_S 300    /* bound of the select-only run (15 s of it) */
+
+static const char *const aux_types[] = {
+	"checkpointer", "background writer", "walwriter",
+	"autovacuum launcher", "logical replication launcher",
+};
+#define NAUX (sizeof(aux_types) / sizeof(aux_types[0]))
+
+/* A process pg_stat_activity listed while pgbench ran. */
+struct listed {
+	long pid;
+	char type[64];
+	bool pgbench; /* a client backend of pgbench */
+};
+
+struct pg_test {
+	struct pg_cluster c;
+	char json[PATH_MAX], text[PATH_MAX], copy[PATH_MAX];
+	const char *ptshare; /* PTSHARE_PATH, or a copy the user can reach */
+	struct listed p[512];
+	size_t np;
+	double tps, connect_ms;
+};
+
+static struct pg_test the_test;
+
+static int setup(void **state)
+{
+	struct pg_test *t = &the_test;
+	*state = t;
+	if (pg_cluster_create(&t->c))
+		return -1;
+	pg_cluster_path(&t->c, "report.json", t->json, sizeof(t->json));
+	pg_cluster_path(&t->c, "report.txt", t->text, sizeof(t->text));
+	t->ptshare = pg_cluster_reach(&t->c, PTSHARE_PATH, t->copy, sizeof(t->copy));
+	return t->ptshare ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct pg_test *t = *state;
+	pg_cluster_destroy(&t->c);
+	return 0;
+}
+
+/* Adds psql's "pid|backend_type|application_name" lines not yet listed. */
+static void add_listed(struct pg_test *t, const char *out)
+{
+	for (const char *line = out; line && *line; ) {
+		const char *nl = strchr(line, '\n');
+		char buf[256], app[64] = "";
+		struct listed l = { 0 };
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+		line = nl ? nl + 1 : NULL;
+		if (sscanf(buf, "%ld|%63[^|]|%63[^\n]", &l.pid, l.type, app) < 2)
+			continue;
+		l.pgbench = !strcmp(l.type, "client backend") && !strcmp(app, "pgbench");
+		bool known = false;
+		for (size_t i = 0; i < t->np; i++)
+			known |= t->p[i].pid == l.pid;
+		if (!known && t->np < sizeof(t->p) / sizeof(t->p[0]))
+			t->p[t->np++] = l;
+	}
+}
+
+static size_t count_pgbench(const struct pg_test *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->np; i++)
+		n += t->p[i].pgbench;
+	return n;
+}
+
+static bool listed_type(const struct pg_test *t, const char *type)
+{
+	for (size_t i = 0; i < t->np; i++)
+		if (!strcmp(t->p[i].type, type))
+			return true;
+	return false;
+}
+
+/* pg_stat_activity until every pgbench client and every auxiliary process
+ * has shown (or the bound). */
+static void list_processes(struct pg_test *t)
+{
+	const char *const argv[] = {
+		"psql", "-X", "-A", "-t", "-F", "|", "-c",
+		"SELECT pid, backend_type, application_name FROM pg_stat_activity",
+		NULL,
+	};
+	for (int waited = 0; waited < SAMPLE_S * 1000; waited += SAMPLE_MS) {
+		struct pg_cmd cmd;
+		if (!pg_run(&t->c, &cmd, argv, 60))
+			add_listed(t, cmd.out);
+		pg_cmd_free(&cmd);
+		bool all = count_pgbench(t) >= CLIENTS;
+		for (size_t i = 0; i < NAUX; i++)
+			all &= listed_type(t, aux_types[i]);
+		if (all)
+			return;
+		pg_sleep_ms(SAMPLE_MS);
+	}
+}
+
+/* The workload, under ptshare run; the report written once it returns. */
+static void run_workload(struct pg_test *t, pid_t *postmaster)
+{
+	const char *const wrap[] = { t->ptshare, "run", "--json", t->json,
+				     "-o", t->text, "--", NULL };
+	assert_int_equal(pg_cluster_start(&t->c, wrap), 0);
+	assert_int_equal(pg_cluster_wait_ready(&t->c), 0);
+	*postmaster = pg_postmaster_pid(&t->c);
+	assert_true(*postmaster > 0);
+	assert_int_equal(pg_pgbench_init(&t->c, SCALE), 0);
+	struct pg_cmd bench;
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, CLIENTS, SECONDS), 0);
+	list_processes(t);
+	int r = pg_cmd_finish(&bench, PGBENCH_S);
+	if (r || pg_pgbench_figures(&bench, &t->tps, &t->connect_ms)) {
+		pg_cluster_print_log(&t->c);
+		fail_msg("pgbench -S failed (exit %d):\n%s", r, bench.out);
+	}
+	pg_cmd_free(&bench);
+	int status = pg_cluster_stop(&t->c);
+	if (status) {
+		pg_cluster_print_log(&t->c);
+		fail_msg("ptshare run ended with %d", status);
+	}
+}
+
+static const struct jr_value *final_of(const struct jr_value *finals, long pid)
+{
+	for (size_t i = 0; i < jr_len(finals); i++)
+		if ((long)jr_path_i64(jr_at(finals, i), "pid", -1) == pid)
+			return jr_at(finals, i);
+	return NULL;
+}
+
+/* Every process seen is the postmaster or its child, ended cleanly with
+ * both figures read; every process pg_stat_activity listed was seen. */
+static void check_processes(const struct pg_test *t, const struct jr_value *doc,
+			    long postmaster)
+{
+	const struct jr_value *finals = jr_get(doc, "final_checkpoints");
+	assert_non_null(final_of(finals, postmaster));
+	for (size_t i = 0; i < jr_len(finals); i++) {
+		const struct jr_value *f = jr_at(finals, i);
+		long pid = (long)jr_path_i64(f, "pid", -1);
+		const char *cmd = jr_path_str(f, "command");
+		if (pid != postmaster && jr_path_i64(f, "ppid", -1) != postmaster)
+			fail_msg("pid %ld: ppid %lld, not the postmaster %ld", pid,
+				 (long long)jr_path_i64(f, "ppid", -1), postmaster);
+		if (!cmd || strcmp(cmd, "postgres") || jr_bool(jr_get(f, "untraced")) ||
+		    jr_path_i64(f, "vmpte_kb", -1) < 0 || jr_path_i64(f, "model_kb", -1) < 0)
+			fail_msg("pid %ld: command %s, untraced %d, vmpte_kb %lld, "
+				 "model_kb %lld", pid, cmd ? cmd : "(none)",
+				 jr_bool(jr_get(f, "untraced")),
+				 (long long)jr_path_i64(f, "vmpte_kb", -1),
+				 (long long)jr_path_i64(f, "model_kb", -1));
+	}
+	for (size_t i = 0; i < t->np; i++)
+		if (!final_of(finals, t->p[i].pid))
+			fail_msg("pid %ld (%s) was never seen", t->p[i].pid, t->p[i].type);
+	for (size_t i = 0; i < NAUX; i++)
+		if (!listed_type(t, aux_types[i]))
+			fail_msg("pg_stat_activity never listed the %s", aux_types[i]);
+	if (count_pgbench(t) < CLIENTS)
+		fail_msg("pg_stat_activity listed %zu pgbench backends, not %d",
+			 count_pgbench(t), CLIENTS);
+	if (jr_path_u64(doc, "stream.refused", 1) || jr_path_u64(doc, "stream.malformed", 1))
+		fail_msg("records refused %llu, malformed %llu",
+			 (unsigned long long)jr_path_u64(doc, "stream.refused", 1),
+			 (unsigned long long)jr_path_u64(doc, "stream.malformed", 1));
+}
+
+/* The linux model against VmPTE at each process's last checkpoint. */
+static void check_model(const struct jr_value *doc)
+{
+	const struct jr_value *finals = jr_get(doc, "final_checkpoints");
+	int64_t vmpte = 0, model = 0;
+	size_t exact = 0, n = jr_len(finals);
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = jr_path_i64(jr_at(finals, i), "vmpte_kb", -1);
+		int64_t m = jr_path_i64(jr_at(finals, i), "model_kb", -1);
+		vmpte += v;
+		model += m;
+		exact += v == m;
+		if (v != m)
+			printf("  pid %lld: VmPTE %lld kB, model %lld kB at its %s "
+			       "checkpoint\n",
+			       (long long)jr_path_i64(jr_at(finals, i), "pid", -1),
+			       (long long)v, (long long)m,
+			       jr_path_str(jr_at(finals, i), "checkpoint"));
+	}
+	printf("last checkpoints: %zu processes, %zu exact; model %lld kB, "
+	       "VmPTE %lld kB (%+.2f%%)\n", n, exact, (long long)model,
+	       (long long)vmpte, vmpte ? 100.0 * (double)(model - vmpte) / (double)vmpte : 0);
+	assert_true(vmpte > 0);
+	if (llabs(model - vmpte) * 100 > vmpte)
+		fail_msg("model %lld kB is not within 1%% of VmPTE %lld kB",
+			 (long long)model, (long long)vmpte);
+}
+
+/* The peak's totals, every policy's saving; mccracken-2005 over half. */
+static void check_savings(const struct jr_value *doc)
+{
+	const struct jr_value *pol = jr_path(doc, "totals.policies");
+	double today = (double)jr_path_i64(jr_get(pol, "linux"), "bytes", 0);
+	printf("peak: %llu processes (%llu exact), VmPTE %llu kB, model %llu kB\n",
+	       (unsigned long long)jr_path_u64(doc, "totals.processes", 0),
+	       (unsigned long long)jr_path_u64(doc, "totals.exact_processes", 0),
+	       (unsigned long long)jr_path_u64(doc, "totals.kernel_vmpte_kb", 0),
+	       (unsigned long long)jr_path_u64(doc, "totals.model_kb", 0));
+	for (size_t k = 0; k < jr_len(pol); k++) {
+		const struct jr_value *p = jr_get(pol, jr_key_at(pol, k));
+		double saved = (double)jr_path_i64(p, "saved_bytes", 0);
+		printf("  %-16s %9lld bytes, saved %9.0f (%.1f%%)\n", jr_key_at(pol, k),
+		       (long long)jr_path_i64(p, "bytes", 0), saved,
+		       today > 0 ? 100 * saved / today : 0);
+	}
+	double saved = (double)jr_path_i64(jr_get(pol, "mccracken-2005"),
+					   "saved_bytes", 0);
+	assert_true(today > 0);
+	if (!(saved > 0.5 * today))
+		fail_msg("mccracken-2005 saves %.0f of %.0f bytes: not more than "
+			 "half", saved, today);
+}
+
+static void print_file(const char *path)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		fputs(line, stdout);
+	if (f)
+		fclose(f);
+}
+
+static void test_pgbench_under_ptshare_run(void **state)
+{
+	struct pg_test *t = *state;
+	pid_t postmaster;
+	run_workload(t, &postmaster);
+	printf("pgbench -S -c %d -T %d: %.0f tps, initial connection time %.1f "
+	       "ms; pg_stat_activity listed %zu processes, %zu of pgbench\n",
+	       CLIENTS, SECONDS, t->tps, t->connect_ms, t->np, count_pgbench(t));
+	struct jr_error err;
+	struct jr_value *doc = jr_parse_file(t->json, &err);
+	if (!doc)
+		fail_msg("%s: at byte %zu: %s", t->json, err.offset, err.what);
+	printf("ptshare run's report (%s):\n", t->text);
+	print_file(t->text);
+	printf("processes seen: %zu; stream: %llu records, %llu lost, %llu resyncs\n",
+	       jr_len(jr_get(doc, "final_checkpoints")),
+	       (unsigned long long)jr_path_u64(doc, "stream.records", 0),
+	       (unsigned long long)jr_path_u64(doc, "stream.lost", 0),
+	       (unsigned long long)jr_path_u64(doc, "stream.resyncs", 0));
+	check_model(doc);
+	check_savings(doc);
+	check_processes(t, doc, (long)postmaster);
+	jr_free(doc);
+}
+
+/* ctest's SKIP_RETURN_CODE: the machine cannot run the test. */
+#define SKIPPED 77
+
+int main(void)
+{
+	char why[512];
+	if (pg_cluster_find(&the_test.c, why, sizeof(why))) {
+		/* CI installs PostgreSQL (scripts/test.sh): there a missing
+		 * prerequisite is a failure, not a reason to skip. */
+		const char *ci = getenv("CI");
+		printf("%s: %s\n", ci && !strcmp(ci, "true") ? "failed" : "skipped", why);
+		return ci && !strcmp(ci, "true") ? 1 : SKIPPED;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_pgbench_under_ptshare_run,
+						setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
