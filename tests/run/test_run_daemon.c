@@ -22,65 +22,6 @@
 
 #include "run_util.h"
 
-struct daemon_run {
-	char dir[64];
-	struct cmd c;
-};
-
-/* Starts ptshared in a fresh directory with extra options, and waits for
- * its "ready". */
-static void daemon_up(struct daemon_run *d, const char *const extra[],
-		      bool ignore_sigint)
-{
-	const char *argv[20] = { PTSHARED_PATH };
-	const char *const base[] = { "--socket", NULL, "--json", NULL, "--text",
-				     NULL, "--record", NULL, "--ready-fd", "3" };
-	int ready[2];
-	char buf[8] = "";
-	size_t n = 1;
-	tmp_make(d->dir, sizeof(d->dir));
-	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-		argv[n++] = base[i];
-	argv[2] = tmp_path(d->dir, "sock");
-	argv[4] = tmp_path(d->dir, "report.json");
-	argv[6] = tmp_path(d->dir, "report.txt");
-	argv[8] = tmp_path(d->dir, "trace");
-	for (size_t i = 0; extra && extra[i]; i++)
-		argv[n++] = extra[i];
-	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-	const struct cmd_opts o = { .ready_fd = ready[1], .ignore_sigint = ignore_sigint };
-	cmd_start(&d->c, argv, &o);
-	close(ready[1]);
-	struct pollfd p = { ready[0], POLLIN, 0 };
-	assert_int_equal(poll(&p, 1, CMD_TIMEOUT_MS), 1);
-	assert_int_equal(read(ready[0], buf, sizeof(buf)), 6);
-	assert_string_equal(buf, "ready\n");
-	close(ready[0]);
-}
-
-static const char *sock_of(const struct daemon_run *d)
-{
-	return tmp_path(d->dir, "sock");
-}
-
-/* Ends it with sig; its exit status.  Nothing but the report is left. */
-static int daemon_down(struct daemon_run *d, int sig)
-{
-	kill(d->c.pid, sig);
-	int status = cmd_finish(&d->c);
-	assert_no_sanitizer_report(&d->c);
-	assert_int_equal(access(sock_of(d), F_OK), -1);
-	return status;
-}
-
-static void daemon_free(struct daemon_run *d)
-{
-	static const char *const reports[] = { "report.json", "report.txt",
-					       "trace", NULL };
-	cmd_free(&d->c);
-	tmp_remove(d->dir, reports);
-}
-
 /* Runs a client scenario to its end: its pid; its output in out. */
 static pid_t client(const struct daemon_run *d, const char *scenario,
 		    struct cmd *out)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers of the `ptshare run` and ptshared tests: commands started with
- * their output captured and every wait bounded, private temporary
- * directories that are checked empty and removed, the JSON report, and the
- * trace the daemon writes.
+ * Helpers of the end-to-end tests of `ptshare run` and ptshared (tests/run,
+ * tests/torture): commands started with their output captured and every
+ * wait bounded, private temporary directories that are checked empty and
+ * removed, ptshared started on its own, the JSON report, and the trace the
+ * daemon writes.
  */
 #ifndef PTSHARE_TESTS_RUN_UTIL_H
 #define PTSHARE_TESTS_RUN_UTIL_H
@@ -79,6 +80,20 @@ void assert_finals_exact(const struct jr_value *doc, size_t n);
 
 /* CK_BEGIN records of the timer for pid in the trace at path so far. */
 size_t trace_timer_checkpoints(const char *path, int32_t pid);
+
+/* ptshared on its own, in a fresh private directory: its socket, and its
+ * reports and trace (report.json, report.txt, trace) in that directory. */
+struct daemon_run {
+	char dir[64];
+	struct cmd c;
+};
+/* Starts it with extra options and waits for its "ready". */
+void daemon_up(struct daemon_run *d, const char *const extra[], bool ignore_sigint);
+const char *sock_of(const struct daemon_run *d);
+/* Ends it with sig; its exit status.  Nothing but the report is left. */
+int daemon_down(struct daemon_run *d, int sig);
+/* Removes the directory with the reports and the trace. */
+void daemon_free(struct daemon_run *d);
 
 /* Polls cond(arg) every 10 ms: true once it holds, false when it still
  * does not after CMD_TIMEOUT_MS. */

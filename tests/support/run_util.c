@@ -396,3 +396,53 @@ bool pid_exists(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	return !access(path, F_OK);
 }
+
+void daemon_up(struct daemon_run *d, const char *const extra[], bool ignore_sigint)
+{
+	const char *argv[20] = { PTSHARED_PATH };
+	const char *const base[] = { "--socket", NULL, "--json", NULL, "--text",
+				     NULL, "--record", NULL, "--ready-fd", "3" };
+	int ready[2];
+	char buf[8] = "";
+	size_t n = 1;
+	tmp_make(d->dir, sizeof(d->dir));
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		argv[n++] = base[i];
+	argv[2] = tmp_path(d->dir, "sock");
+	argv[4] = tmp_path(d->dir, "report.json");
+	argv[6] = tmp_path(d->dir, "report.txt");
+	argv[8] = tmp_path(d->dir, "trace");
+	for (size_t i = 0; extra && extra[i]; i++)
+		argv[n++] = extra[i];
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	const struct cmd_opts o = { .ready_fd = ready[1], .ignore_sigint = ignore_sigint };
+	cmd_start(&d->c, argv, &o);
+	close(ready[1]);
+	struct pollfd p = { ready[0], POLLIN, 0 };
+	assert_int_equal(poll(&p, 1, CMD_TIMEOUT_MS), 1);
+	assert_int_equal(read(ready[0], buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "ready\n");
+	close(ready[0]);
+}
+
+const char *sock_of(const struct daemon_run *d)
+{
+	return tmp_path(d->dir, "sock");
+}
+
+int daemon_down(struct daemon_run *d, int sig)
+{
+	kill(d->c.pid, sig);
+	int status = cmd_finish(&d->c);
+	assert_no_sanitizer_report(&d->c);
+	assert_int_equal(access(sock_of(d), F_OK), -1);
+	return status;
+}
+
+void daemon_free(struct daemon_run *d)
+{
+	static const char *const reports[] = { "report.json", "report.txt",
+					       "trace", NULL };
+	cmd_free(&d->c);
+	tmp_remove(d->dir, reports);
+}
