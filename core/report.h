@@ -145,6 +145,9 @@ void report_free(struct report *r);
 /* top: rows of processes and mappings to print, 0 for all. */
 void report_text(FILE *f, const struct report *r, size_t top);
 void report_json(FILE *f, const struct report *r);
+struct json;
+/* The same document as a value inside another (ptshare aslr holds two). */
+void report_json_value(struct json *j, const struct report *r);
 
 const char *report_why_text(const struct report_mapping *m, size_t policy);
 uint64_t report_sum3(const uint64_t *levels);
@@ -153,5 +156,7 @@ const char *report_checkpoint_name(uint32_t reason); /* enum pts_ck_reason */
 const char *report_policy_label(const struct mm_policy *p, char *buf,
 				size_t len);
 const char *report_kind_name(enum mm_obj_kind kind);
+/* "12.3 MiB": a size as the text report prints it (at most 9 characters). */
+const char *report_human(uint64_t bytes, char *buf, size_t len);
 
 #endif

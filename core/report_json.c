@@ -212,44 +212,49 @@ static void stream(struct json *j, const struct report *r)
 	json_end_object(j);
 }
 
+void report_json_value(struct json *j, const struct report *r)
+{
+	json_object(j);
+	json_member_string(j, "schema", "ptshare.report");
+	json_member_u64(j, "version", REPORT_SCHEMA_VERSION);
+	json_member_string(j, "command", r->command);
+	json_member_u64(j, "page_size", MM_PAGE_SIZE);
+	policies(j, r);
+	totals(j, r);
+	json_key(j, "processes");
+	json_array(j);
+	for (size_t i = 0; i < r->nrows; i++)
+		process(j, r, &r->rows[i]);
+	json_end_array(j);
+	json_member_u64(j, "min_mapping_bytes", r->min_mapping);
+	json_key(j, "mappings");
+	json_array(j);
+	for (size_t i = 0; i < r->nmaps; i++)
+		mapping(j, r, &r->maps[i]);
+	json_end_array(j);
+	json_key(j, "final_checkpoints");
+	json_array(j);
+	for (size_t i = 0; i < r->nfinals; i++)
+		final_checkpoint(j, r, &r->finals[i]);
+	json_end_array(j);
+	stream(j, r);
+	json_key(j, "not_modelled");
+	json_array(j);
+	for (size_t i = 0; i < r->nskips; i++) {
+		const struct report_skip *s = &r->skips[i];
+		json_object(j);
+		json_member_u64(j, "pid", s->pid);
+		json_member_i64(j, "errno", -s->err);
+		json_member_string(j, "what", s->what);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_end_object(j);
+}
+
 void report_json(FILE *f, const struct report *r)
 {
 	struct json j;
 	json_init(&j, f);
-	json_object(&j);
-	json_member_string(&j, "schema", "ptshare.report");
-	json_member_u64(&j, "version", REPORT_SCHEMA_VERSION);
-	json_member_string(&j, "command", r->command);
-	json_member_u64(&j, "page_size", MM_PAGE_SIZE);
-	policies(&j, r);
-	totals(&j, r);
-	json_key(&j, "processes");
-	json_array(&j);
-	for (size_t i = 0; i < r->nrows; i++)
-		process(&j, r, &r->rows[i]);
-	json_end_array(&j);
-	json_member_u64(&j, "min_mapping_bytes", r->min_mapping);
-	json_key(&j, "mappings");
-	json_array(&j);
-	for (size_t i = 0; i < r->nmaps; i++)
-		mapping(&j, r, &r->maps[i]);
-	json_end_array(&j);
-	json_key(&j, "final_checkpoints");
-	json_array(&j);
-	for (size_t i = 0; i < r->nfinals; i++)
-		final_checkpoint(&j, r, &r->finals[i]);
-	json_end_array(&j);
-	stream(&j, r);
-	json_key(&j, "not_modelled");
-	json_array(&j);
-	for (size_t i = 0; i < r->nskips; i++) {
-		const struct report_skip *s = &r->skips[i];
-		json_object(&j);
-		json_member_u64(&j, "pid", s->pid);
-		json_member_i64(&j, "errno", -s->err);
-		json_member_string(&j, "what", s->what);
-		json_end_object(&j);
-	}
-	json_end_array(&j);
-	json_end_object(&j);
+	report_json_value(&j, r);
 }

@@ -22,6 +22,11 @@ static const char *human(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+const char *report_human(uint64_t bytes, char *buf, size_t len)
+{
+	return human(bytes, buf, len);
+}
+
 static uint64_t view(const struct mm_proc_stats *s)
 {
 	return s->tables[PT_PTE] + s->tables[PT_PMD] + s->tables[PT_PUD];
