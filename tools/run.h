@@ -53,7 +53,6 @@ int run_setup(struct run_setup *s, const struct run_options *o);
 struct run_result {
 	int status;      /* the exit status `ptshare run` gives it */
 	bool ran;        /* the program ran: status is its own */
-	int interrupted; /* a signal a user sent us meanwhile, or 0 */
 	/* Asked for: the run's report, rebuilt from its records (NULL when
 	 * there is none), and what it lives in. */
 	const struct report *report;

@@ -39,7 +39,6 @@ struct run_state {
 	int status;         /* the program's wait status */
 	int sigfd;          /* SIGCHLD and the signals forwarded */
 	sigset_t orig_mask; /* the program's */
-	int interrupted;    /* the last signal forwarded */
 };
 
 /* ptshared and libptshare.so, from the directory this program is in. */
@@ -171,19 +170,23 @@ static int set_layout(enum run_layout layout)
 	return personality((unsigned long)now) < 0 ? -1 : 0;
 }
 
-static pid_t start_program(struct run_state *s, const char *path, char **argv)
+/* The program, with its environment and layout: set in the child, so
+ * that ours (and the next run's daemon's) stays as it was. */
+static pid_t start_program(struct run_state *s, const struct run_setup *su,
+			   const char *socket)
 {
 	pid_t pid = fork();
 	if (pid)
 		return pid;
 	sigprocmask(SIG_SETMASK, &s->orig_mask, NULL);
-	if (set_layout(s->o->layout)) {
-		fprintf(stderr, "%s: personality: %s\n", s->o->name, strerror(errno));
+	if (program_env(su->shim, socket) || set_layout(s->o->layout)) {
+		fprintf(stderr, "%s: %s\n", s->o->name, strerror(errno));
 		_exit(126);
 	}
-	execv(path, argv);
+	execv(su->program, s->o->cmd);
 	int err = errno;
-	fprintf(stderr, "%s: cannot run %s: %s\n", s->o->name, path, strerror(err));
+	fprintf(stderr, "%s: cannot run %s: %s\n", s->o->name, su->program,
+		strerror(err));
 	_exit(err == ENOENT ? 127 : 126);
 }
 
@@ -229,9 +232,8 @@ static void pass_on_each(pid_t pid, void *si)
 
 /* To the program while it runs; then to the processes that outlived it,
  * which were handed to us, the subreaper, as their parents died. */
-static void forward(struct run_state *s, struct signalfd_siginfo *si)
+static void forward(const struct run_state *s, struct signalfd_siginfo *si)
 {
-	s->interrupted = (int)si->ssi_signo;
 	if (s->program_running)
 		pass_on(s->program, si);
 	else
@@ -311,12 +313,12 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	int status = daemon_start(&s->d, o->name, dargv, READY_ARG);
 	if (status)
 		return status;
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || program_env(su->shim, socket)) {
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
 		fprintf(stderr, "%s: %s\n", o->name, strerror(errno));
 		daemon_stop(&s->d, -1);
 		return 1;
 	}
-	s->program = start_program(s, su->program, o->cmd);
+	s->program = start_program(s, su, socket);
 	if (s->program < 0) {
 		fprintf(stderr, "%s: fork: %s\n", o->name, strerror(errno));
 		daemon_stop(&s->d, -1);
@@ -360,7 +362,6 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 			fprintf(stderr, "%s: cannot remove %s: %s\n", o->name,
 				dir, strerror(errno));
 	}
-	r->interrupted = s.interrupted;
 	close(s.sigfd);
 	sigprocmask(SIG_SETMASK, &s.orig_mask, NULL);
 	return r->status;
