@@ -1,0 +1,683 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The torture suite's programs (docs/promises.md): one scenario per argv[1],
+ * each run plainly and under ptshare, and their output and exit status
+ * compared byte for byte.  So everything printed is deterministic: checksums
+ * of data, counts, children's exit statuses; never pids, addresses or
+ * anything that depends on timing.  Output is flushed before every fork.
+ * Built without sanitizers: the shim is preloaded into it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "torture_subject.h"
+
+#define PAGE 4096UL
+#define MIB (1UL << 20)
+
+extern char **environ;
+
+static const char *self;
+
+static _Noreturn void die(const char *what)
+{
+	fprintf(stderr, "torture_subject: %s: %s\n", what, strerror(errno));
+	exit(100);
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+/* FNV-1a over len bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+#define FNV_START 0xcbf29ce484222325ULL
+
+/* The byte at i of the pattern of seed: every 64th byte set. */
+static unsigned char pattern(uint64_t seed, size_t i)
+{
+	return i % 64 ? 0 : (unsigned char)(seed * 131 + i / 64);
+}
+
+/* Memory filled with the pattern of seed, and the checksum of what reads
+ * back. */
+static uint64_t fill_sum(unsigned char *p, size_t len, uint64_t seed)
+{
+	for (size_t i = 0; i < len; i += 64)
+		p[i] = pattern(seed, i);
+	return fnv(seed, p, len);
+}
+
+/* What fill_sum gives, without memory: for a parent to check a child. */
+static uint64_t pattern_sum(size_t len, uint64_t seed)
+{
+	uint64_t h = seed;
+	for (size_t i = 0; i < len; i++)
+		h = fnv(h, &(unsigned char){ pattern(seed, i) }, 1);
+	return h;
+}
+
+static void *map_anon(size_t len, int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	return p;
+}
+
+/* A mapping of len filled and summed, then unmapped. */
+static uint64_t scratch_sum(size_t len, uint64_t seed)
+{
+	unsigned char *p = map_anon(len, MAP_PRIVATE);
+	uint64_t h = fill_sum(p, len, seed);
+	munmap(p, len);
+	return h;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid");
+	return status;
+}
+
+/* "exit N" or "signal N", for the output. */
+static const char *status_text(int status)
+{
+	static char buf[32];
+	if (WIFEXITED(status))
+		snprintf(buf, sizeof(buf), "exit %d", WEXITSTATUS(status));
+	else
+		snprintf(buf, sizeof(buf), "signal %d", WTERMSIG(status));
+	return buf;
+}
+
+/* ---- 64 threads mapping and unmapping at once ---- */
+
+static pthread_barrier_t start_line;
+static uint64_t thread_sums[THREADS];
+
+static void *thread_maps(void *arg)
+{
+	unsigned id = (unsigned)(uintptr_t)arg;
+	uint64_t h = FNV_START;
+	pthread_barrier_wait(&start_line);
+	for (unsigned r = 0; r < THREAD_ROUNDS; r++) {
+		size_t len = PAGE * (1 + (id + r) % 16);
+		int flags = (id + r) % 5 ? MAP_PRIVATE : MAP_SHARED;
+		unsigned char *p = map_anon(len, flags);
+		h = fnv(h, &(uint64_t){ fill_sum(p, len, id * 1000 + r) }, 8);
+		if (mprotect(p, PAGE, PROT_READ) ||
+		    madvise(p + len - PAGE, PAGE, MADV_DONTNEED))
+			die("mprotect");
+		if (len > PAGE && munmap(p + PAGE, len - PAGE))
+			die("munmap tail");
+		h = fnv(h, p, 64);
+		if (munmap(p, PAGE))
+			die("munmap");
+	}
+	thread_sums[id] = h;
+	return NULL;
+}
+
+static int threads(void)
+{
+	pthread_t t[THREADS];
+	uint64_t h = FNV_START;
+	if (pthread_barrier_init(&start_line, NULL, THREADS))
+		die("barrier");
+	for (uintptr_t i = 0; i < THREADS; i++)
+		if ((errno = pthread_create(&t[i], NULL, thread_maps, (void *)i)))
+			die("pthread_create");
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < THREADS; i++)
+		h = fnv(h, &thread_sums[i], 8);
+	say("threads %d x %d rounds: sum %016llx\n", THREADS, THREAD_ROUNDS,
+	    (unsigned long long)h);
+	return 0;
+}
+
+/* ---- signal handlers that map memory ---- */
+
+static sem_t handled;
+static volatile uint64_t handler_sum = FNV_START;
+static volatile unsigned handler_runs;
+static volatile sig_atomic_t mapper_stop;
+static sigjmp_buf mapper_jump;
+static volatile unsigned mapper_jumps;
+
+/* Both handlers map, fill and unmap memory; SIGUSR2's then jumps out of
+ * whatever the mapping thread was doing. */
+static void on_map_signal(int sig)
+{
+	int err = errno;
+	unsigned n = handler_runs++;
+	size_t len = PAGE * (1 + n % 8);
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		uint64_t s = fill_sum(p, len, n);
+		handler_sum = fnv(handler_sum, &s, 8);
+		munmap(p, len);
+	}
+	errno = err;
+	mapper_jumps += sig == SIGUSR2;
+	sem_post(&handled);
+	if (sig == SIGUSR2)
+		siglongjmp(mapper_jump, 1);
+}
+
+/* Maps and unmaps until told to stop; the signals land in the middle. */
+static void *mapper(void *arg)
+{
+	if (!sigsetjmp(mapper_jump, 1))
+		sem_post(&handled); /* ready to be jumped to */
+	while (!mapper_stop) {
+		void *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, 2 * PAGE);
+	}
+	return NULL;
+}
+
+static void sem_wait_all(sem_t *s)
+{
+	while (sem_wait(s))
+		if (errno != EINTR)
+			die("sem_wait");
+}
+
+static int sigmap(void)
+{
+	struct sigaction sa = { .sa_handler = on_map_signal, .sa_flags = SA_RESTART };
+	pthread_t t;
+	sigemptyset(&sa.sa_mask);
+	if (sem_init(&handled, 0, 0) || sigaction(SIGUSR1, &sa, NULL) ||
+	    sigaction(SIGUSR2, &sa, NULL))
+		die("sigaction");
+	if ((errno = pthread_create(&t, NULL, mapper, NULL)))
+		die("pthread_create");
+	sem_wait_all(&handled);
+	for (int i = 0; i < SIGNALS; i++) {
+		if ((errno = pthread_kill(t, i % 3 ? SIGUSR1 : SIGUSR2)))
+			die("pthread_kill");
+		sem_wait_all(&handled);
+	}
+	/* And on this thread, between its own calls. */
+	for (int i = 0; i < SIGNALS / 10; i++) {
+		void *p = map_anon(PAGE, MAP_PRIVATE);
+		raise(SIGUSR1);
+		sem_wait_all(&handled);
+		munmap(p, PAGE);
+	}
+	mapper_stop = 1;
+	pthread_join(t, NULL);
+	say("sigmap: %u handlers ran, %u jumped, sum %016llx\n", handler_runs,
+	    mapper_jumps, (unsigned long long)handler_sum);
+	return 0;
+}
+
+/* ---- 1,000 short-lived children, nested three deep ---- */
+
+/* What leaf number i exits with: a checksum of memory it filled, and keeps
+ * (so that its tables are all seen at its exit checkpoint). */
+static int leaf_status(unsigned i)
+{
+	unsigned char *p = map_anon(16 * PAGE, MAP_PRIVATE);
+	return (int)(fill_sum(p, 16 * PAGE, i) % 200) + 1;
+}
+
+/* The same, computed by its parent to check it. */
+static int leaf_expected(unsigned i)
+{
+	return (int)(pattern_sum(16 * PAGE, i) % 200) + 1;
+}
+
+/* At depth STORM_DEPTH a leaf; above it, STORM_FANOUT children at once.
+ * Returns how many leaves below exited as they should (<= 100 fits an
+ * exit status for depth >= 1). */
+static int storm(int depth, unsigned index)
+{
+	pid_t kids[STORM_FANOUT];
+	int good = 0;
+	if (depth == STORM_DEPTH)
+		return leaf_status(index);
+	for (int i = 0; i < STORM_FANOUT; i++) {
+		fflush(stdout);
+		if ((kids[i] = fork()) < 0)
+			die("fork");
+		if (!kids[i])
+			_exit(storm(depth + 1, index * STORM_FANOUT + (unsigned)i));
+	}
+	for (int i = 0; i < STORM_FANOUT; i++) {
+		int st = wait_child(kids[i]);
+		unsigned child = index * STORM_FANOUT + (unsigned)i;
+		if (!WIFEXITED(st))
+			continue;
+		if (depth + 1 == STORM_DEPTH)
+			good += WEXITSTATUS(st) == leaf_expected(child);
+		else
+			good += WEXITSTATUS(st);
+	}
+	return good;
+}
+
+static int forkstorm(void)
+{
+	pid_t kids[STORM_FANOUT];
+	int total = 0;
+	for (int i = 0; i < STORM_FANOUT; i++) {
+		fflush(stdout);
+		if ((kids[i] = fork()) < 0)
+			die("fork");
+		if (!kids[i])
+			_exit(storm(2, (unsigned)i));
+	}
+	for (int i = 0; i < STORM_FANOUT; i++) {
+		int st = wait_child(kids[i]);
+		say("forkstorm child %d: %s\n", i, status_text(st));
+		total += WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+	}
+	say("forkstorm: %d of %d leaves exited as they should\n", total,
+	    STORM_FANOUT * STORM_FANOUT * STORM_FANOUT);
+	return 0;
+}
+
+/* ---- vfork + exec, posix_spawn, clone ---- */
+
+/* A new image that maps and sums memory, and keeps it: the leaf of
+ * several scenarios. */
+static int leaf(const char *tag)
+{
+	uint64_t h = fill_sum(map_anon(MIB, MAP_PRIVATE), MIB, strlen(tag));
+	say("leaf %s: sum %016llx\n", tag, (unsigned long long)h);
+	return LEAF_STATUS;
+}
+
+static int clone_plain(void *arg)
+{
+	char line[64];
+	uint64_t h = scratch_sum(MIB, 12);
+	int n = snprintf(line, sizeof(line), "clone child: sum %016llx\n",
+			 (unsigned long long)h);
+	if (write(1, line, (size_t)n) != n)
+		return 1;
+	return 12;
+}
+
+static int clone_exec(void *arg)
+{
+	char *const argv[] = { (char *)self, "leaf", "clone-vfork", NULL };
+	execv(self, argv);
+	return 127;
+}
+
+/* clone(2) through glibc's wrapper, on a stack of our own. */
+static int clone_run(int (*fn)(void *), int flags)
+{
+	enum { STACK = 256 << 10 };
+	char *stack = map_anon(STACK, MAP_PRIVATE);
+	fflush(stdout);
+	pid_t pid = clone(fn, stack + STACK, flags | SIGCHLD, NULL);
+	if (pid < 0)
+		die("clone");
+	int st = wait_child(pid);
+	munmap(stack, STACK);
+	return st;
+}
+
+static int spawn(void)
+{
+	char *const vf[] = { (char *)self, "leaf", "vfork", NULL };
+	char *const ps[] = { (char *)self, "leaf", "posix_spawn", NULL };
+	pid_t pid;
+
+	fflush(stdout);
+	if ((pid = vfork()) < 0)
+		die("vfork");
+	if (!pid) {
+		execv(self, vf);
+		_exit(127);
+	}
+	say("vfork+exec: %s\n", status_text(wait_child(pid)));
+
+	if ((pid = vfork()) < 0)
+		die("vfork");
+	if (!pid) {
+		execl("/nonexistent/torture", "torture", (char *)NULL);
+		_exit(errno == ENOENT ? 42 : 43);
+	}
+	say("vfork+failed exec: %s\n", status_text(wait_child(pid)));
+
+	if ((errno = posix_spawn(&pid, self, NULL, NULL, ps, environ)))
+		die("posix_spawn");
+	say("posix_spawn: %s\n", status_text(wait_child(pid)));
+
+	say("clone: %s\n", status_text(clone_run(clone_plain, 0)));
+	say("clone vm+vfork+exec: %s\n",
+	    status_text(clone_run(clone_exec, CLONE_VM | CLONE_VFORK)));
+
+	say("system: %s\n", status_text(system("exit 4")));
+	return 0;
+}
+
+/* ---- closefrom, close_range, dup2 over every low fd ---- */
+
+static int fds(void)
+{
+	int out = dup(1), null = open("/dev/null", O_RDWR);
+	char *const argv[] = { (char *)self, "leaf", "fds", NULL };
+	if (out < 0 || null < 0)
+		die("dup");
+	fflush(stdout);
+	for (int fd = 0; fd < LOW_FDS; fd++)
+		if (fd != out && fd != null && dup2(null, fd) != fd)
+			die("dup2");
+	dprintf(out, "dup2 over %d fds: sum %016llx\n", LOW_FDS,
+		(unsigned long long)scratch_sum(4 * MIB, 1));
+	/* Everything above out goes, the shim's fds with it. */
+	if (close_range((unsigned)out + 1, ~0U, CLOSE_RANGE_CLOEXEC) ||
+	    close_range((unsigned)out + 1, ~0U, 0))
+		die("close_range");
+	closefrom(out + 1);
+	int next = open("/dev/null", O_RDONLY);
+	dprintf(out, "close_range: next fd %s, sum %016llx\n",
+		next == out + 1 ? "is the lowest" : "is not the lowest",
+		(unsigned long long)scratch_sum(4 * MIB, 2));
+	close(next);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid)
+		_exit(scratch_sum(MIB, 3) % 100 + 1);
+	dprintf(out, "fork after close_range: %s\n", status_text(wait_child(pid)));
+	if (dup2(out, 1) != 1)
+		die("dup2 stdout");
+	execv(self, argv);
+	die("execv");
+}
+
+/* ---- exec of a static program and of a set-user-ID one ---- */
+
+/* fork + exec, vfork + exec and posix_spawn of `path [first] HOW`. */
+static void exec_three(const char *path, const char *first)
+{
+	static const char *const hows[] = { "fork", "vfork", "posix_spawn" };
+	for (int i = 0; i < 3; i++) {
+		char *argv[4] = { (char *)path };
+		int k = 1;
+		pid_t pid;
+		if (first)
+			argv[k++] = (char *)first;
+		argv[k] = (char *)hows[i];
+		fflush(stdout);
+		if (i == 2) {
+			if ((errno = posix_spawn(&pid, path, NULL, NULL, argv, environ)))
+				die("posix_spawn");
+		} else if ((pid = i ? vfork() : fork()) < 0) {
+			die("fork");
+		} else if (!pid) {
+			execv(path, argv);
+			_exit(127);
+		}
+		say("%s%s: %s\n", hows[i], i < 2 ? "+exec" : "",
+		    status_text(wait_child(pid)));
+	}
+}
+
+/* A set-user-ID copy of this program runs this: ld.so ignored LD_PRELOAD. */
+static int secure_leaf(const char *tag)
+{
+	say("secure leaf %s: AT_SECURE %lu, sum %016llx\n", tag,
+	    getauxval(AT_SECURE), (unsigned long long)scratch_sum(MIB, 5));
+	return SECURE_STATUS;
+}
+
+/* ---- a program that exhausts its fds ---- */
+
+/* With RLIMIT_NOFILE soft and hard, runs fdcount in a new image (so that
+ * the limit is in place before anything of it runs). */
+static int fdlimit(const char *soft, const char *hard)
+{
+	struct rlimit rl = { strtoul(soft, NULL, 10), strtoul(hard, NULL, 10) };
+	char *const argv[] = { (char *)self, "fdcount", NULL };
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("setrlimit");
+	fflush(stdout);
+	execv(self, argv);
+	die("execv");
+}
+
+/* Opens fds until EMFILE, forks and maps while none is left, then gives
+ * them back. */
+static int fdcount(void)
+{
+	struct rlimit rl;
+	int first = -1, last = -1, opened = 0, fd;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		die("getrlimit");
+	while ((fd = open("/dev/null", O_RDONLY)) >= 0) {
+		if (first < 0)
+			first = fd;
+		last = fd;
+		opened++;
+	}
+	int why = errno;
+	uint64_t h = scratch_sum(MIB, 6);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid)
+		_exit(scratch_sum(MIB, 7) % 100 + 1);
+	int st = wait_child(pid);
+	for (fd = first; fd >= 0 && fd <= last; fd++)
+		close(fd);
+	say("fdcount: limit %llu, opened %d (fds %d to %d) until %s\n",
+	    (unsigned long long)rl.rlim_cur, opened, first, last,
+	    why == EMFILE ? "EMFILE" : strerror(why));
+	say("fdcount: with none left, sum %016llx, child %s\n",
+	    (unsigned long long)h, status_text(st));
+	return 0;
+}
+
+/* ---- a program that maps until vm.max_map_count ---- */
+
+/* The lines of /proc/self/maps: its mappings.  read(2) into a static
+ * buffer: at the limit, stdio could not allocate. */
+static long count_maps(void)
+{
+	static char buf[1 << 16];
+	long lines = 0;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("/proc/self/maps");
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	close(fd);
+	return lines;
+}
+
+/*
+ * One-page mappings of alternating protection (so none merge) until mmap
+ * fails.  What it prints depends on how many mappings the process had to
+ * begin with: "before" and "mapped" differ under ptshare by the shim's own
+ * mappings, "limit" does not (docs/promises.md).
+ */
+static int maxmap(void)
+{
+	const size_t max = 1 << 17;
+	void **maps = map_anon(max * sizeof(void *), MAP_PRIVATE);
+	size_t n = 0;
+	long before = count_maps();
+	while (n < max) {
+		int prot = n % 2 ? PROT_READ : PROT_READ | PROT_WRITE;
+		void *p = mmap(NULL, PAGE, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			break;
+		maps[n++] = p;
+	}
+	int why = errno;
+	long at_limit = count_maps();
+	for (size_t i = 0; i < n; i++)
+		munmap(maps[i], PAGE);
+	long after = count_maps();
+	munmap(maps, max * sizeof(void *));
+	say("maxmap: limit %ld mappings, reached with %s\n", at_limit,
+	    why == ENOMEM ? "ENOMEM" : strerror(why));
+	say("maxmap: before %ld, mapped %zu, after %ld\n", before, n, after);
+	return 0;
+}
+
+/* ---- a short mixed workload, for the daemon killed at random moments ---- */
+
+static void *mix_thread(void *arg)
+{
+	uint64_t h = FNV_START;
+	for (unsigned r = 0; r < MIX_ROUNDS; r++)
+		h = fnv(h, &(uint64_t){ scratch_sum(PAGE * (1 + r % 8),
+						    (uintptr_t)arg + r) }, 8);
+	thread_sums[(uintptr_t)arg] = h;
+	return NULL;
+}
+
+static int mix(void)
+{
+	pthread_t t[MIX_THREADS];
+	pid_t kids[MIX_CHILDREN];
+	uint64_t h = FNV_START;
+	char *const ps[] = { (char *)self, "leaf", "mix", NULL };
+	for (uintptr_t i = 0; i < MIX_THREADS; i++)
+		if ((errno = pthread_create(&t[i], NULL, mix_thread, (void *)i)))
+			die("pthread_create");
+	for (int i = 0; i < MIX_CHILDREN; i++) {
+		fflush(stdout);
+		if ((kids[i] = fork()) < 0)
+			die("fork");
+		if (!kids[i])
+			_exit(scratch_sum(MIB, (uint64_t)i) % 100 + 1);
+	}
+	pid_t sp;
+	if ((errno = posix_spawn(&sp, self, NULL, NULL, ps, environ)))
+		die("posix_spawn");
+	for (int i = 0; i < MIX_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < MIX_THREADS; i++)
+		h = fnv(h, &thread_sums[i], 8);
+	for (int i = 0; i < MIX_CHILDREN; i++) {
+		int st = wait_child(kids[i]);
+		h = fnv(h, &st, sizeof(st));
+	}
+	int st = wait_child(sp);
+	say("mix: threads and children sum %016llx, spawned leaf %s\n",
+	    (unsigned long long)h, status_text(st));
+	return 0;
+}
+
+/* ---- started before the daemon ---- */
+
+/* Says it started, waits for a line on stdin (the test starts the daemon
+ * meanwhile), then maps, forks and execs. */
+static int late(void)
+{
+	char line[16];
+	char *const argv[] = { (char *)self, "leaf", "late", NULL };
+	say("late: started\n");
+	if (!fgets(line, sizeof(line), stdin))
+		die("stdin");
+	uint64_t h = scratch_sum(4 * MIB, 8);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid)
+		_exit(scratch_sum(MIB, 9) % 100 + 1);
+	say("late: sum %016llx, forked child %s\n", (unsigned long long)h,
+	    status_text(wait_child(pid)));
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		die("fork");
+	if (!pid) {
+		execv(self, argv);
+		_exit(127);
+	}
+	say("late: exec'd child %s\n", status_text(wait_child(pid)));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *s = argc > 1 ? argv[1] : "";
+	const char *a = argc > 2 ? argv[2] : NULL;
+	self = argv[0];
+	if (!strcmp(s, "threads"))
+		return threads();
+	if (!strcmp(s, "sigmap"))
+		return sigmap();
+	if (!strcmp(s, "forkstorm"))
+		return forkstorm();
+	if (!strcmp(s, "spawn"))
+		return spawn();
+	if (!strcmp(s, "fds"))
+		return fds();
+	if (!strcmp(s, "exec") && a) {
+		exec_three(a, argc > 3 ? argv[3] : NULL);
+		return 0;
+	}
+	if (!strcmp(s, "fdlimit") && argc > 3)
+		return fdlimit(argv[2], argv[3]);
+	if (!strcmp(s, "fdcount"))
+		return fdcount();
+	if (!strcmp(s, "maxmap"))
+		return maxmap();
+	if (!strcmp(s, "mix"))
+		return mix();
+	if (!strcmp(s, "late"))
+		return late();
+	if (!strcmp(s, "leaf"))
+		return leaf(a ? a : "-");
+	if (!strcmp(s, "secure"))
+		return secure_leaf(a ? a : "-");
+	fprintf(stderr, "usage: torture_subject threads|sigmap|forkstorm|spawn|fds|"
+		"exec PATH [ARG]|fdlimit SOFT HARD|fdcount|maxmap|mix|late|leaf TAG|"
+		"secure TAG\n");
+	return 2;
+}

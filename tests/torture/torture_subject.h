@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* What torture_subject does, as the tests that check its reports need it. */
+#ifndef PTSHARE_TESTS_TORTURE_SUBJECT_H
+#define PTSHARE_TESTS_TORTURE_SUBJECT_H
+
+#define THREADS 64
+#define THREAD_ROUNDS 40
+
+#define SIGNALS 300          /* sent to the mapping thread; a tenth more raised */
+
+#define STORM_FANOUT 10      /* 10 x 10 x 10 leaves, three forks deep */
+#define STORM_DEPTH 4        /* the top is depth 1 */
+
+#define LOW_FDS 256          /* fds 0..LOW_FDS-1 dup2'ed over */
+
+#define MIX_THREADS 8
+#define MIX_ROUNDS 20
+#define MIX_CHILDREN 8
+
+#define LEAF_STATUS 11
+#define SECURE_STATUS 13
+#define STATIC_STATUS 7      /* torture_static's */
+
+#endif

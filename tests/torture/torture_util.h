@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The torture suite's comparison (docs/promises.md): a program run plainly
+ * and under `ptshare run` must print the same bytes on stdout and stderr
+ * and exit with the same status; then the report says what ptshare saw and
+ * what it lost.
+ */
+#ifndef PTSHARE_TESTS_TORTURE_UTIL_H
+#define PTSHARE_TESTS_TORTURE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run_util.h"
+
+struct torture {
+	char dir[64];          /* the report's */
+	struct cmd plain, traced;
+	int status;            /* the program's, either way */
+	struct jr_value *doc;  /* the JSON report */
+};
+
+/* cmocka setup and teardown: a private TMPDIR per test (where `ptshare
+ * run` makes its directory), found empty at the end; nothing is left
+ * running or on disk, even after a failure. */
+int torture_setup(void **state);
+int torture_teardown(void **state);
+
+/* Runs argv (argv[0] NULL: torture_subject) plainly, then as `ptshare run
+ * --json F -o F' OPTS -- argv`, asserts the same stdout, stderr and exit
+ * status, and reads the report. */
+void torture_compare(struct torture *t, const char *const opts[],
+		     const char *const argv[]);
+/* Only the traced run, for scenarios whose output is compared otherwise. */
+void torture_traced(struct torture *t, const char *const opts[],
+		    const char *const argv[]);
+void torture_free(struct torture *t);
+
+/* Asserts that stdout, stderr and status of a and b are the same. */
+void assert_same_run(const struct cmd *a, int a_status, const struct cmd *b,
+		     int b_status);
+
+/* Every process of the report was read at a checkpoint, and there its
+ * model of today's kernel has at most the tables VmPTE counts: the model
+ * can miss a table the program filled and emptied between two checkpoints
+ * (docs/run.md, Limits), never invent one.  Returns how many are exact. */
+size_t assert_models_at_most_kernel(const struct jr_value *doc);
+/* Final checkpoints whose `untraced` is as said. */
+size_t finals_untraced(const struct jr_value *doc, bool untraced);
+/* Final checkpoints with exactly `records` records. */
+size_t finals_with_records(const struct jr_value *doc, uint64_t records);
+/* stream.<name> of the report. */
+uint64_t stream_u64(const struct jr_value *doc, const char *name);
+
+/* Whether the tests may need what only root has (CI runs as root): fails
+ * under CI=true when not root, skips otherwise. */
+void require_root(void);
+
+#endif
