@@ -106,8 +106,16 @@ void proc_start(uint32_t hello_flags)
 	errno = err;
 }
 
+/*
+ * The daemon acks a FORKED HELLO once the parent's PTS_FORK has come.  A
+ * parent that has gone quiet (the program took its fd, say) sends none:
+ * its child says a plain HELLO, is read from /proc as it is, and does not
+ * wait out wait_ms for an ACK that would come only with a later checkpoint.
+ */
 void proc_forked(void)
 {
+	bool parent_traced = atomic_load(&shim_proc.active) && conn_is_ours();
+
 	section_reset_in_child();
 	atomic_store(&shim_proc.active, false);
 	/* The inherited connection is the parent's: the daemon must not see
@@ -115,7 +123,7 @@ void proc_forked(void)
 	if (conn_is_ours())
 		syscall(SYS_close, shim_proc.fd);
 	shim_proc.fd = -1;
-	proc_start(PTS_HELLO_FORKED);
+	proc_start(parent_traced ? PTS_HELLO_FORKED : 0);
 }
 
 void proc_exit(int status)
