@@ -27,18 +27,46 @@
 #define SEND_BUFFER (4 << 20)
 /* Below a lower RLIMIT_NOFILE, this far under the limit. */
 #define FD_LIMIT_MARGIN 8
+/* Above a soft RLIMIT_NOFILE up to this, when the hard limit leaves room:
+ * past it, the fd table a fork copies would grow too much. */
+#define FD_ABOVE_LIMIT_MAX 4096
+
+static long dup_high(int fd, long base)
+{
+	return syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
+}
+
+/*
+ * Just above the soft limit, where the program cannot open an fd: the
+ * shim's fds then take none of the ones it may count on.  F_DUPFD wants a
+ * base under the soft limit, so the limit is raised for the call and put
+ * back.  Called where the process has one thread (the constructor, the
+ * child of fork): no other thread sees the raised limit.
+ */
+static long dup_above_limit(int fd, const struct rlimit *rl)
+{
+	struct rlimit raised = { rl->rlim_cur + FD_LIMIT_MARGIN, rl->rlim_max };
+
+	if (rl->rlim_cur > FD_ABOVE_LIMIT_MAX || raised.rlim_cur > rl->rlim_max ||
+	    syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &raised, NULL))
+		return -1;
+	long high = dup_high(fd, (long)rl->rlim_cur);
+	syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, rl, NULL);
+	return high;
+}
 
 int fd_move_high(int fd)
 {
 	struct rlimit rl;
-	long base = FD_BASE;
+	long base = FD_BASE, high = -1;
 
-	if (!syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) &&
-	    rl.rlim_cur <= FD_BASE)
-		base = (long)rl.rlim_cur - FD_LIMIT_MARGIN;
-	if (base <= fd)
-		return fd;
-	long high = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
+	if (!syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl)) {
+		high = dup_above_limit(fd, &rl);
+		if (rl.rlim_cur <= FD_BASE)
+			base = (long)rl.rlim_cur - FD_LIMIT_MARGIN;
+	}
+	if (high < 0 && base > fd)
+		high = dup_high(fd, base);
 	if (high < 0)
 		return fd; /* nothing free up there: stay where we are */
 	syscall(SYS_close, fd);

@@ -39,7 +39,7 @@ static void test_threads(void **state)
 	assert_int_equal(stream_u64(t.doc, "malformed"), 0);
 	assert_int_equal(stream_u64(t.doc, "failed_calls"), 0);
 	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 1);
-	assert_models_at_most_kernel(t.doc);
+	assert_models_at_most_kernel(t.doc, 0);
 	torture_free(&t);
 }
 
@@ -58,7 +58,7 @@ static void test_signal_handlers(void **state)
 	assert_int_equal(stream_u64(t.doc, "malformed"), 0);
 	assert_int_equal(stream_u64(t.doc, "failed_calls"), 0);
 	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 1);
-	assert_models_at_most_kernel(t.doc);
+	assert_models_at_most_kernel(t.doc, 0);
 	torture_free(&t);
 }
 
@@ -96,7 +96,7 @@ static void test_spawn(void **state)
 	assert_int_equal(finals_untraced(t.doc, true), 0);
 	assert_int_equal(exact_with_records(t.doc, 3), 3);
 	assert_int_equal(stream_u64(t.doc, "lost"), 0);
-	assert_models_at_most_kernel(t.doc);
+	assert_models_at_most_kernel(t.doc, 0);
 	torture_free(&t);
 }
 
@@ -116,7 +116,7 @@ static void exec_untraceable(const char *path, const char *arg,
 	assert_non_null(strstr(t.plain.text[0], plain_says));
 	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 2);
 	assert_int_equal(finals_untraced(t.doc, true), 1);
-	assert_models_at_most_kernel(t.doc);
+	assert_models_at_most_kernel(t.doc, 0);
 	torture_free(&t);
 }
 
