@@ -173,6 +173,7 @@ static void ck_end(struct ingest *g, struct session *s,
 	}
 	if (e->err || !s->in_model)
 		return;
+	code_map_set(&s->code, ck->vma, ck->nvma);
 	s->in_checkpoint = true;
 	reconcile(g, s, ck->vma, ck->nvma);
 	for (size_t k = 0; k < g->ws->n; k++)

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ingest_internal.h"
+#include "symbols.h"
 #include "trace.h"
 
 #define HELD_MAX (256u << 10)   /* a pending child's packets, at most */
@@ -65,6 +66,8 @@ static void session_free(struct session *s)
 	free(s->ck.vma);
 	free(s->ck.run);
 	free(s->held.buf);
+	code_map_free(&s->code);
+	site_ranges_free(&s->sites);
 	free(s);
 }
 
@@ -77,6 +80,8 @@ void ingest_free(struct ingest *g)
 	for (size_t i = 0; i < g->nnames; i++)
 		free(g->names[i].name);
 	report_free(&g->peak);
+	callsites_free(&g->callsites);
+	symbols_free(g->symbols);
 	if (g->fs)
 		fs_cache_free(g->fs);
 	free(g->fs);
@@ -319,6 +324,13 @@ bool enter_model(struct ingest *g, struct session *s, int32_t parent)
 			s->in_model = false;
 			return false;
 		}
+	}
+	/* A child maps what its parent mapped, made by the same calls. */
+	struct session *p = parent > 0 ? session_of(g, parent) : NULL;
+	site_ranges_free(&s->sites);
+	if (p) {
+		site_ranges_copy(&s->sites, &p->sites);
+		code_map_copy(&s->code, &p->code);
 	}
 	s->in_model = true;
 	return true;
@@ -653,6 +665,29 @@ const char *object_name(const struct ingest *g, const struct mm_object_id *id)
 	return NULL;
 }
 
+/* The report's question: which call made pid's mapping at addr.  A file
+ * the checkpoints never named is "". */
+static bool site_of_mapping(void *ingest, uint32_t pid, uint64_t addr,
+			    struct report_site *out)
+{
+	struct ingest *g = ingest;
+	struct session *s = session_of(g, (int32_t)pid);
+	size_t n = 0;
+	const struct callsite_frame *f = s ? callsites_get(&g->callsites,
+				site_ranges_at(&s->sites, addr), &n) : NULL;
+	if (!f)
+		return false;
+	out->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = object_name(g, &f[i].obj);
+		out->f[i] = (struct report_frame){
+			.object = f[i].obj.kind == MM_OBJ_ANON ? NULL : name ? name : "",
+			.offset = f[i].offset,
+		};
+	}
+	return true;
+}
+
 /* The report input of the processes in the worlds now. */
 static int current_input(struct ingest *g, struct report_input *in,
 			 const char *command)
@@ -673,6 +708,7 @@ static int current_input(struct ingest *g, struct report_input *in,
 		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
 		.objects = g->objects, .nobjects = g->nnames,
 		.min_mapping = MM_SPAN(PT_PTE),
+		.site_of = site_of_mapping, .site_ctx = g,
 	};
 	return 0;
 }
@@ -707,5 +743,8 @@ const struct report *ingest_report(struct ingest *g)
 		report_set_finals(&g->peak, all, n, &g->stream);
 		free(all);
 	}
+	/* Symbolised now, from the files as they are at report time. */
+	if (g->symbols || (g->symbols = symbols_new()))
+		report_symbolize(&g->peak, g->symbols);
 	return &g->peak;
 }

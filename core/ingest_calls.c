@@ -56,6 +56,27 @@ static int do_op(struct mm_world *w, const struct op *o)
 	return -EINVAL;
 }
 
+/* The call sites follow the model's mappings: a mapping over a range
+ * replaces its site, an unmapping forgets it, mremap moves it. */
+static void track_site(struct session *s, const struct op *o)
+{
+	switch (o->kind) {
+	case OP_MAP:
+		site_ranges_set(&s->sites, o->map.addr, o->map.addr + o->map.len,
+				o->site);
+		return;
+	case OP_UNMAP:
+		site_ranges_set(&s->sites, o->addr, o->addr + o->len, 0);
+		return;
+	case OP_REMAP:
+		site_ranges_move(&s->sites, o->addr, o->len, o->new_addr,
+				 o->new_len, o->arg & MM_REMAP_DONTUNMAP, o->site);
+		return;
+	default:
+		return;
+	}
+}
+
 /* On every world, stopping at the first refusal (the worlds keep the same
  * mappings, so the others would refuse too). */
 bool apply_op(struct ingest *g, struct session *s, const struct op *o)
@@ -65,7 +86,20 @@ bool apply_op(struct ingest *g, struct session *s, const struct op *o)
 			session_refused(g, s, mm_world_error(g->ws->w[k]));
 			return false;
 		}
+	track_site(s, o);
 	return true;
+}
+
+/* The call site of a shim's record: its return addresses as places in the
+ * process's code as it is now. */
+static uint32_t call_site(struct ingest *g, struct session *s,
+			  const struct pts_hdr *h)
+{
+	uint64_t addr[PTS_MAX_FRAMES];
+	size_t n = h->nframes;
+	memcpy(addr, (const uint8_t *)h + h->size - sizeof(addr[0]) * n,
+	       sizeof(addr[0]) * n);
+	return callsites_intern(&g->callsites, &s->code, addr, n);
 }
 
 static uint64_t now_ns(void)
@@ -242,8 +276,12 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 	case PTS_MMAP: {
 		const struct pts_mmap *r = (const struct pts_mmap *)h;
 		mmap_op(g, s, r, &o);
-		if (already_mapped(g, s, &o.map))
+		o.site = call_site(g, s, h);
+		if (already_mapped(g, s, &o.map)) {
+			site_ranges_set(&s->sites, o.map.addr,
+					o.map.addr + o.map.len, o.site);
 			return;
+		}
 		if (!apply_op(g, s, &o))
 			return;
 		g->stream.intercepted_bytes += o.map.len;
@@ -265,6 +303,7 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 			.flags = MM_VMA_SHARED,
 			.fixed = r->shmflg & SHM_REMAP,
 		};
+		o.site = call_site(g, s, h);
 		if (apply_op(g, s, &o))
 			g->stream.intercepted_bytes += o.map.len;
 		return;
@@ -318,6 +357,7 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 		o.new_len = page_up(r->new_len);
 		o.arg = (uint32_t)r->flags &
 			(MM_REMAP_MAYMOVE | MM_REMAP_FIXED | MM_REMAP_DONTUNMAP);
+		o.site = call_site(g, s, h);
 		if (apply_op(g, s, &o) && o.new_len > o.len)
 			g->stream.intercepted_bytes += o.new_len - o.len;
 		return;

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "callsite.h"
 #include "ingest.h"
 #include "proc_image.h"
 #include "ptshare/procfs.h"
@@ -48,6 +49,8 @@ struct session {
 	struct held held;
 	uint64_t malformed_run;  /* malformed records in a row */
 	bool in_checkpoint;      /* applying one: a refusal does not resync */
+	struct code_map code;    /* its code, at its last checkpoint */
+	struct site_ranges sites; /* which call made which range */
 };
 
 struct named {
@@ -82,6 +85,8 @@ struct ingest {
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;
+	struct callsites callsites;
+	struct symbols *symbols; /* opened when a report is made */
 };
 
 /* ingest.c */
@@ -102,6 +107,7 @@ struct op {
 	uint64_t addr, len, new_addr, new_len;
 	uint32_t arg;      /* prot, remap flags, advice; populate: write */
 	uint64_t step;     /* populate: the page size */
+	uint32_t site;     /* map, remap: the call site of the new range */
 };
 
 /* ingest_calls.c: the shim's records, on the worlds */

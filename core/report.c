@@ -2,8 +2,10 @@
 /* Building the report from the worlds. */
 #include "report.h"
 #include "ptshare/wire.h"
+#include "symbols.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +98,6 @@ struct vma_entry {
 struct collect {
 	struct vma_entry *e;
 	size_t n, cap;
-	uint64_t min;
 	uint32_t pid;
 	size_t world;
 };
@@ -104,8 +105,6 @@ struct collect {
 static int collect_vma(const struct mm_vma_info *v, void *arg)
 {
 	struct collect *c = arg;
-	if (v->end - v->start < c->min)
-		return 0;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 256;
 		struct vma_entry *e = realloc(c->e, cap * sizeof(*e));
@@ -197,44 +196,157 @@ static enum report_why why_unshared(const struct report *r, size_t g,
 	return slot ? WHY_NOT_POPULATED : WHY_OTHER_SLOT;
 }
 
+/* A copy of s owned by the report; NULL stays NULL, and so does a copy
+ * memory could not be found for (-ENOMEM in *err). */
+static const char *keep(struct report *r, const char *s, int *err)
+{
+	if (!s)
+		return NULL;
+	char *copy = NULL;
+	if (r->nstrings == r->cap_strings) {
+		size_t cap = r->cap_strings ? 2 * r->cap_strings : 64;
+		char **p = realloc(r->strings, cap * sizeof(*p));
+		if (p) {
+			r->strings = p;
+			r->cap_strings = cap;
+		}
+	}
+	if (r->nstrings < r->cap_strings && (copy = strdup(s)))
+		r->strings[r->nstrings++] = copy;
+	else
+		*err = -ENOMEM;
+	return copy;
+}
+
 /* The name of obj, owned by the report (consecutive groups of one object
  * share it). */
 static const char *name_of(struct report *r, const struct report_object *names,
-			   size_t n, const struct mm_object_id *obj)
+			   size_t n, const struct mm_object_id *obj, int *err)
 {
 	if (r->nmaps > 1 && !cmp_obj(&r->maps[r->nmaps - 2].obj, obj))
 		return r->maps[r->nmaps - 2].name;
 	struct report_object key = { .id = *obj };
 	const struct report_object *o = bsearch(&key, names, n, sizeof(key), cmp_named);
-	if (!o)
-		return "";
-	char *copy = strdup(o->name);
-	if (!copy)
-		return "";
-	r->names[r->nnames++] = copy;
-	return copy;
+	const char *name = o ? keep(r, o->name, err) : NULL;
+	return name ? name : "";
+}
+
+/* The call site that created the mapping e belongs to, if the input knows
+ * one. */
+static int take_site(struct report *r, const struct report_input *in,
+		     struct report_mapping *m, const struct vma_entry *e)
+{
+	struct report_site src;
+	int err = 0;
+	if (m->site.n || e->world || !in->site_of ||
+	    !in->site_of(in->site_ctx, e->pid, e->v.start, &src))
+		return 0;
+	m->site.n = src.n < PTS_MAX_FRAMES ? src.n : PTS_MAX_FRAMES;
+	for (size_t i = 0; i < m->site.n; i++)
+		m->site.f[i] = (struct report_frame){
+			.object = keep(r, src.f[i].object, &err),
+			.offset = src.f[i].offset,
+		};
+	return err;
+}
+
+/*
+ * The regions of each row from the VMAs collected: world k's VMAs of row i
+ * are c->e[block[k * nrows + i], block[k * nrows + i + 1]), in address
+ * order, the same in every world.  VMAs that meet no PTE table are left
+ * out: the strips show tables.
+ */
+static int fill_regions(struct report *r, const struct collect *c,
+			const size_t *block, size_t nworlds)
+{
+	if (!(r->regions = calloc(c->n + 1, sizeof(*r->regions))))
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct report_row *row = &r->rows[i];
+		size_t lo = block[i], len = block[i + 1] - lo;
+		row->regions = &r->regions[r->nregions];
+		for (size_t j = 0; j < len; j++) {
+			const struct mm_vma_info *v0 = &c->e[lo + j].v;
+			struct report_region cur = { .start = v0->start, .end = v0->end,
+						     .nmaps = 1 };
+			uint64_t any = 0;
+			for (size_t k = 0; k < nworlds; k++) {
+				size_t b = k * r->nrows + i;
+				const struct mm_vma_info *v = &c->e[block[b] + j].v;
+				if (block[b + 1] - block[b] != len || v->start != v0->start)
+					continue; /* the worlds disagree: left blank */
+				cur.pol[k].reason = v->reason;
+				cur.pol[k].tables = v->tables;
+				cur.pol[k].shared = v->shared;
+				any |= v->tables;
+			}
+			if (!any)
+				continue;
+			struct report_region *last = row->nregions
+				? &r->regions[r->nregions - 1] : NULL;
+			bool same = last;
+			for (size_t k = 0; same && k < nworlds; k++)
+				same = last->pol[k].reason == cur.pol[k].reason;
+			if (!same) {
+				r->regions[r->nregions++] = cur;
+				row->nregions++;
+				continue;
+			}
+			last->end = cur.end;
+			last->nmaps++;
+			for (size_t k = 0; k < nworlds; k++) {
+				last->pol[k].tables += cur.pol[k].tables;
+				last->pol[k].shared += cur.pol[k].shared;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Every VMA of every row in every world, blocks marking where each (world,
+ * row) starts. */
+static int collect_all(const struct report *r, const struct report_input *in,
+		       struct collect *c, size_t **block)
+{
+	size_t nb = in->ws->n * r->nrows;
+	if (!(*block = calloc(nb + 1, sizeof(**block))))
+		return -ENOMEM;
+	for (size_t k = 0; k < in->ws->n; k++)
+		for (size_t i = 0; i < r->nrows; i++) {
+			c->pid = r->rows[i].proc->pid;
+			c->world = k;
+			(*block)[k * r->nrows + i] = c->n;
+			if (mm_proc_vmas(in->ws->w[k], c->pid, collect_vma, c) == -ENOMEM)
+				return -ENOMEM;
+		}
+	(*block)[nb] = c->n;
+	return 0;
 }
 
 static int fill_mappings(struct report *r, const struct report_input *in)
 {
-	struct collect c = { .min = in->min_mapping };
-	for (size_t k = 0; k < in->ws->n; k++)
-		for (size_t i = 0; i < r->nrows; i++) {
-			c.pid = r->rows[i].proc->pid;
-			c.world = k;
-			if (mm_proc_vmas(in->ws->w[k], c.pid, collect_vma, &c) == -ENOMEM)
-				goto nomem;
-		}
+	struct collect c = { 0 };
+	size_t *block = NULL;
+	struct report_object *names = NULL;
+	int err = collect_all(r, in, &c, &block);
+	if (err || (err = fill_regions(r, &c, block, in->ws->n)))
+		goto out;
+	size_t big = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (c.e[i].v.end - c.e[i].v.start >= in->min_mapping)
+			c.e[big++] = c.e[i];
+	c.n = big;
 	if (c.n)
 		qsort(c.e, c.n, sizeof(*c.e), cmp_entry);
-	struct report_object *names = malloc((in->nobjects + 1) * sizeof(*names));
-	if (!names || !(r->maps = calloc(c.n + 1, sizeof(*r->maps))) ||
-	    !(r->names = calloc(c.n + 1, sizeof(*r->names))))
-		goto nomem_names;
+	err = -ENOMEM;
+	if (!(names = malloc((in->nobjects + 1) * sizeof(*names))) ||
+	    !(r->maps = calloc(c.n + 1, sizeof(*r->maps))))
+		goto out;
+	err = 0;
 	if (in->nobjects)
 		memcpy(names, in->objects, in->nobjects * sizeof(*names));
 	qsort(names, in->nobjects, sizeof(*names), cmp_named);
-	for (size_t i = 0; i < c.n; i++) {
+	for (size_t i = 0; i < c.n && !err; i++) {
 		const struct vma_entry *e = &c.e[i];
 		struct report_mapping *m = &r->maps[r->nmaps];
 		if (!i || cmp_mapping(&c.e[i - 1].v, &e->v)) {
@@ -245,7 +357,7 @@ static int fill_mappings(struct report *r, const struct report_input *in)
 				.flags = e->v.flags, .anon_pages = e->v.anon_pages,
 				.first_pid = e->pid,
 			};
-			m->name = name_of(r, names, in->nobjects, &e->v.obj);
+			m->name = name_of(r, names, in->nobjects, &e->v.obj, &err);
 		} else {
 			m = &r->maps[r->nmaps - 1];
 		}
@@ -253,9 +365,8 @@ static int fill_mappings(struct report *r, const struct report_input *in)
 		m->pol[e->world].reason = e->v.reason;
 		m->pol[e->world].tables += e->v.tables;
 		m->pol[e->world].shared += e->v.shared;
+		err = err ? err : take_site(r, in, m, e);
 	}
-	free(names);
-	free(c.e);
 	/* Groups of one object are adjacent: judge each against its peers. */
 	for (size_t lo = 0, hi; lo < r->nmaps; lo = hi) {
 		for (hi = lo + 1; hi < r->nmaps &&
@@ -271,12 +382,49 @@ static int fill_mappings(struct report *r, const struct report_input *in)
 			}
 	}
 	qsort(r->maps, r->nmaps, sizeof(*r->maps), by_tables);
-	return 0;
-nomem_names:
+out:
 	free(names);
-nomem:
+	free(block);
 	free(c.e);
-	return -ENOMEM;
+	return err;
+}
+
+int report_symbolize(struct report *r, struct symbols *sy)
+{
+	int err = 0;
+	for (size_t i = 0; i < r->nmaps; i++)
+		for (size_t j = 0; j < r->maps[i].site.n; j++) {
+			struct report_frame *f = &r->maps[i].site.f[j];
+			struct symbol s;
+			if (!f->object || symbols_lookup(sy, f->object, f->offset, &s))
+				continue;
+			f->function = keep(r, s.function, &err);
+			f->file = keep(r, s.file, &err);
+			f->line = s.line;
+		}
+	return err;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+const char *report_frame_text(const struct report_frame *f, char *buf,
+			      size_t len)
+{
+	if (f->function && f->file && f->line)
+		snprintf(buf, len, "%s (%s:%" PRIu32 ")", f->function,
+			 base_name(f->file), f->line);
+	else if (f->function)
+		snprintf(buf, len, "%s (%s+%#" PRIx64 ")", f->function,
+			 base_name(f->object), f->offset);
+	else if (f->object)
+		snprintf(buf, len, "%s+%#" PRIx64, base_name(f->object), f->offset);
+	else
+		snprintf(buf, len, "%#" PRIx64, f->offset);
+	return buf;
 }
 
 const char *report_why_text(const struct report_mapping *m, size_t policy)
@@ -371,12 +519,13 @@ int report_build(struct report *r, const struct report_input *in)
 
 void report_free(struct report *r)
 {
-	for (size_t i = 0; i < r->nnames; i++)
-		free(r->names[i]);
-	free(r->names);
+	for (size_t i = 0; i < r->nstrings; i++)
+		free(r->strings[i]);
+	free(r->strings);
 	free(r->procs);
 	free(r->rows);
 	free(r->maps);
+	free(r->regions);
 	free(r->skips);
 	free(r->finals);
 	*r = (struct report){ 0 };

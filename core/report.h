@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ptshare/wire.h"
 #include "worlds.h"
 
 #define REPORT_NAME_MAX 64
@@ -58,6 +59,23 @@ struct report_stream {
 	uint64_t faults_outside;  /* faults at no mapping the model knew */
 };
 
+/* A frame of the call site that created a mapping (ptshare run): the place
+ * in a file the ingest found, symbolised when the report is made
+ * (report_symbolize). */
+struct report_frame {
+	const char *object;   /* its path; NULL: in no file, offset is the address */
+	uint64_t offset;      /* file offset of the return address */
+	const char *function; /* NULL when unknown */
+	const char *file;     /* source file; NULL when unknown */
+	uint32_t line;        /* 0 when unknown */
+};
+
+/* Innermost frame first: f[0] is the line that called mmap (shmat...). */
+struct report_site {
+	size_t n;
+	struct report_frame f[PTS_MAX_FRAMES];
+};
+
 struct report_input {
 	const char *command;
 	struct worlds *ws;
@@ -71,6 +89,12 @@ struct report_input {
 	const struct report_final *finals; /* ptshare run: every process seen */
 	size_t nfinals;
 	const struct report_stream *stream; /* ptshare run, else NULL */
+	/* ptshare run: the call site that created pid's mapping at addr, into
+	 * out (its strings need only last until report_build returns); false
+	 * when none is known. */
+	bool (*site_of)(void *ctx, uint32_t pid, uint64_t addr,
+			struct report_site *out);
+	void *site_ctx;
 };
 
 /* Why a mapping does or does not share, beyond the model's own reason. */
@@ -96,11 +120,26 @@ struct report_mapping {
 		enum report_why why;
 		uint64_t tables, shared;
 	} pol[WORLDS_MAX];
+	struct report_site site;  /* n == 0: not created by a call seen */
+};
+
+/* Consecutive mappings of a process with the same reason under every
+ * policy, and the PTE tables each meets (summed, as for mappings): the
+ * process's address space as the HTML report draws it. */
+struct report_region {
+	uint64_t start, end;
+	uint32_t nmaps;
+	struct {
+		enum mm_reason reason;
+		uint64_t tables, shared;
+	} pol[WORLDS_MAX];
 };
 
 struct report_row {
 	const struct report_proc *proc;
 	struct mm_proc_stats s[WORLDS_MAX];
+	const struct report_region *regions; /* in address order */
+	size_t nregions;
 };
 
 /* A policy as the report shows it, findings included. */
@@ -123,8 +162,10 @@ struct report {
 	double pss[WORLDS_MAX];
 	struct report_mapping *maps; /* by today's tables, largest first */
 	size_t nmaps;
-	char **names;                /* owned strings the mappings point to */
-	size_t nnames;
+	struct report_region *regions; /* the rows point into it */
+	size_t nregions;
+	char **strings;              /* owned strings the mappings point to */
+	size_t nstrings, cap_strings;
 	struct report_skip *skips;
 	size_t nskips;
 	uint64_t min_mapping;
@@ -142,6 +183,10 @@ int report_build(struct report *r, const struct report_input *in);
 int report_set_finals(struct report *r, const struct report_final *finals,
 		      size_t n, const struct report_stream *stream);
 void report_free(struct report *r);
+struct symbols;
+/* Names the functions, files and lines of the call sites, from the object
+ * files as they are on disk now (symbols.h). */
+int report_symbolize(struct report *r, struct symbols *sy);
 /* top: rows of processes and mappings to print, 0 for all. */
 void report_text(FILE *f, const struct report *r, size_t top);
 void report_json(FILE *f, const struct report *r);
@@ -158,5 +203,9 @@ const char *report_policy_label(const struct mm_policy *p, char *buf,
 const char *report_kind_name(enum mm_obj_kind kind);
 /* "12.3 MiB": a size as the text report prints it (at most 9 characters). */
 const char *report_human(uint64_t bytes, char *buf, size_t len);
+/* "func (file.c:123)", "func (lib.so+0x1a2b)", "lib.so+0x1a2b" or
+ * "0x7f0012345678": a frame in one short line. */
+const char *report_frame_text(const struct report_frame *f, char *buf,
+			      size_t len);
 
 #endif

@@ -80,6 +80,65 @@ static void totals(struct json *j, const struct report *r)
 	json_end_object(j);
 }
 
+/* The process's address space, region by region (report.h). */
+static void regions(struct json *j, const struct report *r,
+		    const struct report_row *row)
+{
+	json_key(j, "regions");
+	json_array(j);
+	for (size_t i = 0; i < row->nregions; i++) {
+		const struct report_region *g = &row->regions[i];
+		json_object(j);
+		json_member_u64(j, "start", g->start);
+		json_member_u64(j, "end", g->end);
+		json_member_u64(j, "mappings", g->nmaps);
+		json_key(j, "policies");
+		json_object(j);
+		for (size_t k = 0; k < r->npol; k++) {
+			json_key(j, r->pol[k].label);
+			json_object(j);
+			json_member_u64(j, "pte_tables", g->pol[k].tables);
+			json_member_u64(j, "shared_tables", g->pol[k].shared);
+			json_member_string(j, "reason", mm_reason_name(g->pol[k].reason));
+			json_end_object(j);
+		}
+		json_end_object(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+static void member_string_or_null(struct json *j, const char *key,
+				  const char *v)
+{
+	json_key(j, key);
+	if (v)
+		json_string(j, v);
+	else
+		json_null(j);
+}
+
+static void call_site(struct json *j, const struct report_site *site)
+{
+	json_key(j, "call_site");
+	json_array(j);
+	for (size_t i = 0; i < site->n; i++) {
+		const struct report_frame *f = &site->f[i];
+		json_object(j);
+		member_string_or_null(j, "object", f->object);
+		json_member_u64(j, "offset", f->offset);
+		member_string_or_null(j, "function", f->function);
+		member_string_or_null(j, "file", f->file);
+		json_key(j, "line");
+		if (f->line)
+			json_u64(j, f->line);
+		else
+			json_null(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
 static void process(struct json *j, const struct report *r,
 		    const struct report_row *row)
 {
@@ -113,6 +172,7 @@ static void process(struct json *j, const struct report *r,
 		json_end_object(j);
 	}
 	json_end_object(j);
+	regions(j, r, row);
 	json_end_object(j);
 }
 
@@ -147,6 +207,7 @@ static void mapping(struct json *j, const struct report *r,
 		json_end_object(j);
 	}
 	json_end_object(j);
+	call_site(j, &m->site);
 	json_end_object(j);
 }
 

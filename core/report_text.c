@@ -122,7 +122,7 @@ static void processes(FILE *f, const struct report *r, size_t top)
 
 static void mappings(FILE *f, const struct report *r, size_t top)
 {
-	char a[16];
+	char a[16], site[512];
 	size_t n = top && top < r->nmaps ? top : r->nmaps;
 	fprintf(f, "\nmappings of %s or more (%zu, by today's tables)\n",
 		human(r->min_mapping, a, sizeof(a)), r->nmaps);
@@ -137,6 +137,9 @@ static void mappings(FILE *f, const struct report *r, size_t top)
 			m->prot & MM_PROT_EXEC ? 'x' : '-',
 			m->flags & MM_VMA_SHARED ? 's' : 'p', m->nprocs,
 			m->pol[0].tables, *m->name ? m->name : "[anonymous]");
+		if (m->site.n)
+			fprintf(f, "%16s created at %s\n", "",
+				report_frame_text(&m->site.f[0], site, sizeof(site)));
 		for (size_t k = 1; k < r->npol; k++)
 			fprintf(f, "%16s %-22s %6" PRIu64 " shared: %s\n", "",
 				r->pol[k].label, m->pol[k].shared,

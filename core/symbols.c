@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/* Places in ELF files symbolised with libdw: DWARF first, the symbol table
+ * next.  One entry per object path, opened on first use. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols.h"
+
+#define DEBUG_DIR "/usr/lib/debug/.build-id/"
+
+struct func {
+	uint64_t start, end;
+	const char *name;
+};
+
+/* One ELF file, and its separate debug file when its DWARF is there. */
+struct object {
+	char *path;
+	int fd, debug_fd;
+	Elf *elf, *debug_elf;
+	Dwarf *dwarf;        /* NULL: no debug info */
+	GElf_Phdr *load;     /* PT_LOAD headers: file offsets to addresses */
+	size_t nload;
+	struct func *funcs;  /* by address */
+	size_t nfuncs;
+};
+
+struct symbols {
+	struct object *o;
+	size_t n, cap;
+};
+
+struct symbols *symbols_new(void)
+{
+	elf_version(EV_CURRENT);
+	return calloc(1, sizeof(struct symbols));
+}
+
+static void object_close(struct object *o)
+{
+	if (o->dwarf)
+		dwarf_end(o->dwarf);
+	if (o->debug_elf)
+		elf_end(o->debug_elf);
+	if (o->elf)
+		elf_end(o->elf);
+	if (o->debug_fd >= 0)
+		close(o->debug_fd);
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o->load);
+	free(o->funcs);
+	free(o->path);
+}
+
+void symbols_free(struct symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		object_close(&s->o[i]);
+	free(s->o);
+	free(s);
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	Elf *e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		return e;
+	if (e)
+		elf_end(e);
+	close(*fd);
+	*fd = -1;
+	return NULL;
+}
+
+/* The debug file Debian's -dbgsym packages install for o's build id. */
+static void open_debug_file(struct object *o)
+{
+	const unsigned char *id;
+	ssize_t n = dwelf_elf_gnu_build_id(o->elf, (const void **)&id);
+	char path[sizeof(DEBUG_DIR) + 2 * 64 + 8];
+	if (n < 2 || n > 64)
+		return;
+	size_t len = (size_t)snprintf(path, sizeof(path), DEBUG_DIR "%02x/", id[0]);
+	for (ssize_t i = 1; i < n; i++)
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "%02x", id[i]);
+	snprintf(path + len, sizeof(path) - len, ".debug");
+	if ((o->debug_elf = open_elf(path, &o->debug_fd)) &&
+	    !(o->dwarf = dwarf_begin_elf(o->debug_elf, DWARF_C_READ, NULL))) {
+		elf_end(o->debug_elf);
+		o->debug_elf = NULL;
+		close(o->debug_fd);
+		o->debug_fd = -1;
+	}
+}
+
+static int by_start(const void *x, const void *y)
+{
+	const struct func *a = x, *b = y;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* The functions of e's symbol table (.symtab, else .dynsym). */
+static int read_funcs(struct object *o, Elf *e)
+{
+	Elf_Scn *scn = NULL, *dynsym = NULL, *symtab = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh)) {
+			if (sh.sh_type == SHT_SYMTAB)
+				symtab = scn;
+			else if (sh.sh_type == SHT_DYNSYM)
+				dynsym = scn;
+		}
+	scn = symtab ? symtab : dynsym;
+	Elf_Data *d = scn && gelf_getshdr(scn, &sh) ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !sh.sh_entsize)
+		return 0;
+	size_t n = sh.sh_size / sh.sh_entsize;
+	if (!(o->funcs = calloc(n + 1, sizeof(*o->funcs))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		int type;
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_size ||
+		    ((type = GELF_ST_TYPE(sym.st_info)) != STT_FUNC &&
+		     type != STT_GNU_IFUNC))
+			continue;
+		const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+		if (name && *name)
+			o->funcs[o->nfuncs++] = (struct func){
+				sym.st_value, sym.st_value + sym.st_size, name };
+	}
+	qsort(o->funcs, o->nfuncs, sizeof(*o->funcs), by_start);
+	return 0;
+}
+
+static int object_open(struct object *o, const char *path)
+{
+	*o = (struct object){ .fd = -1, .debug_fd = -1 };
+	if (!(o->path = strdup(path)))
+		return -ENOMEM;
+	if (!(o->elf = open_elf(path, &o->fd)))
+		return 0; /* kept: known to be unreadable */
+	size_t nph;
+	if (!elf_getphdrnum(o->elf, &nph) &&
+	    (o->load = calloc(nph + 1, sizeof(*o->load))))
+		for (size_t i = 0; i < nph; i++)
+			if (gelf_getphdr(o->elf, (int)i, &o->load[o->nload]) &&
+			    o->load[o->nload].p_type == PT_LOAD)
+				o->nload++;
+	o->dwarf = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
+	if (!o->dwarf)
+		open_debug_file(o);
+	/* A debug file keeps the full symbol table the binary was stripped of. */
+	if (o->debug_elf && read_funcs(o, o->debug_elf))
+		return -ENOMEM;
+	if (!o->nfuncs) {
+		free(o->funcs);
+		o->funcs = NULL;
+		return read_funcs(o, o->elf);
+	}
+	return 0;
+}
+
+static struct object *object_of(struct symbols *s, const char *path)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->o[i].path, path))
+			return &s->o[i];
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct object *o = realloc(s->o, cap * sizeof(*o));
+		if (!o)
+			return NULL;
+		s->o = o;
+		s->cap = cap;
+	}
+	struct object *o = &s->o[s->n];
+	if (object_open(o, path)) {
+		object_close(o);
+		return NULL;
+	}
+	s->n++;
+	return o;
+}
+
+static bool address_of(const struct object *o, uint64_t off, uint64_t *addr)
+{
+	for (size_t i = 0; i < o->nload; i++) {
+		const GElf_Phdr *p = &o->load[i];
+		if (off >= p->p_offset && off - p->p_offset < p->p_filesz) {
+			*addr = p->p_vaddr + (off - p->p_offset);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The compilation unit holding pc: through .debug_aranges, else by asking
+ * each unit (compilers may leave the ranges out). */
+static bool unit_of(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
+{
+	if (dwarf_addrdie(dw, pc, cu))
+		return true;
+	Dwarf_CU *unit = NULL;
+	while (!dwarf_get_units(dw, unit, &unit, NULL, NULL, cu, NULL))
+		if (dwarf_haspc(cu, pc) > 0)
+			return true;
+	return false;
+}
+
+/* The innermost function around pc: an inlined one names the code the
+ * line table's line belongs to. */
+static const char *dwarf_function(Dwarf_Die *cu, uint64_t pc)
+{
+	Dwarf_Die *scopes = NULL;
+	const char *name = NULL;
+	int n = dwarf_getscopes(cu, pc, &scopes);
+	for (int i = 0; i < n && !name; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute a;
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+			name = dwarf_formstring(dwarf_attr_integrate(&scopes[i],
+								     DW_AT_name, &a));
+	}
+	free(scopes);
+	return name;
+}
+
+static const char *elf_function(const struct object *o, uint64_t pc)
+{
+	size_t lo = 0, hi = o->nfuncs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (o->funcs[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Symbols may nest (aliases, local labels): the nearest below first. */
+	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+		if (pc < o->funcs[i].end)
+			return o->funcs[i].name;
+	return NULL;
+}
+
+int symbols_lookup(struct symbols *s, const char *path, uint64_t off,
+		   struct symbol *out)
+{
+	*out = (struct symbol){ 0 };
+	struct object *o = object_of(s, path);
+	uint64_t pc;
+	/* The call instruction ends at the return address: one byte before it
+	 * is inside the call, on the call's line. */
+	if (!o || !off || !address_of(o, off - 1, &pc))
+		return -ENOENT;
+	Dwarf_Die cu;
+	if (o->dwarf && unit_of(o->dwarf, pc, &cu)) {
+		Dwarf_Line *line = dwarf_getsrc_die(&cu, pc);
+		int n;
+		if (line && !dwarf_lineno(line, &n) && n > 0) {
+			out->file = dwarf_linesrc(line, NULL, NULL);
+			out->line = out->file ? (uint32_t)n : 0;
+		}
+		out->function = dwarf_function(&cu, pc);
+	}
+	if (!out->function)
+		out->function = elf_function(o, pc);
+	return out->function || out->file ? 0 : -ENOENT;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbolising places in files (object path, file offset of a return
+ * address): the function, source file and line from the DWARF line table
+ * where the file (or its separate debug file, found by build id under
+ * /usr/lib/debug) has debug info; else the function from the ELF symbol
+ * table.  elfutils' libdw reads the DWARF.  The files are read as they are
+ * on disk when asked: a binary rebuilt since the run gives the new binary's
+ * answer.  Each object file is opened once per cache.
+ */
+#ifndef PTSHARE_SYMBOLS_H
+#define PTSHARE_SYMBOLS_H
+
+#include <stdint.h>
+
+struct symbols;
+
+/* What is at a place; NULL / 0 for what is not known.  The strings live
+ * as long as the cache. */
+struct symbol {
+	const char *function;
+	const char *file;  /* the source file as the line table names it */
+	uint32_t line;
+};
+
+struct symbols *symbols_new(void);
+void symbols_free(struct symbols *s);
+
+/* The call made just before the return address at file offset off of the
+ * ELF file at path.  0, or -ENOENT when nothing is known of it (the file
+ * cannot be read, is no ELF file, or has no symbol there). */
+int symbols_lookup(struct symbols *s, const char *path, uint64_t off,
+		   struct symbol *out);
+
+#endif

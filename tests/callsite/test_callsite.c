@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call sites end to end: callsite_subject maps memory from known lines
+ * under `ptshare run`; the JSON report names, for each mapping, the
+ * function, source file and line the program printed, the text report says
+ * `created at FUNCTION (callsite_subject.c:LINE)`, and `ptshare replay` of
+ * the recorded trace writes the same JSON, byte for byte.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "run_util.h"
+
+#define SIZE (4u << 20)
+#define SOURCE "/callsite_subject.c"
+
+struct site {
+	const char *function;
+	int line;
+};
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0;
+	assert_non_null(f);
+	FILE *m = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, m);
+	fclose(f);
+	fclose(m);
+	return buf;
+}
+
+static bool ends_with(const char *s, const char *end)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(end);
+	return a >= b && !strcmp(s + a - b, end);
+}
+
+/* The lines "site FUNCTION LINE" the subject printed, in order. */
+static void read_sites(const char *out, struct site *sites, size_t n)
+{
+	const char *p = out;
+	for (size_t i = 0; i < n; i++) {
+		static char names[3][32];
+		assert_non_null(p = strstr(p, "site "));
+		assert_int_equal(sscanf(p, "site %31s %d", names[i], &sites[i].line), 2);
+		sites[i].function = names[i];
+		p++;
+	}
+}
+
+/* Every mapping of the kind and size has the site as its innermost frame;
+ * returns how many processes map them. */
+static uint64_t assert_site(const struct jr_value *doc, const char *kind,
+			    const struct site *want)
+{
+	const struct jr_value *maps = jr_get(doc, "mappings");
+	uint64_t procs = 0;
+	for (size_t i = 0; i < jr_len(maps); i++) {
+		const struct jr_value *m = jr_at(maps, i);
+		if (strcmp(jr_path_str(m, "kind"), kind) ||
+		    jr_path_u64(m, "end", 0) - jr_path_u64(m, "start", 0) != SIZE)
+			continue;
+		const struct jr_value *f = jr_path(m, "call_site[0]");
+		if (!f)
+			fail_msg("the %s mapping has no call site", kind);
+		assert_string_equal(jr_path_str(f, "function"), want->function);
+		if (!ends_with(jr_path_str(f, "file"), SOURCE))
+			fail_msg("file %s", jr_path_str(f, "file"));
+		assert_int_equal(jr_path_u64(f, "line", 0), want->line);
+		assert_true(ends_with(jr_path_str(f, "object"), "/callsite_subject"));
+		/* the frames above: main calls each of them */
+		assert_string_equal(jr_path_str(m, "call_site[1].function"), "main");
+		procs += jr_path_u64(m, "processes", 0);
+	}
+	return procs;
+}
+
+static void test_call_sites(void **state)
+{
+	char dir[64];
+	tmp_make(dir, sizeof(dir));
+	char *json = strdup(tmp_path(dir, "run.json"));
+	char *trace = strdup(tmp_path(dir, "run.trace"));
+	char *text = strdup(tmp_path(dir, "run.txt"));
+	char *again = strdup(tmp_path(dir, "replay.json"));
+	const char *run[] = { PTSHARE_PATH, "run", "--interval", "0", "--json", json,
+			      "--record", trace, "-o", text, "--",
+			      CALLSITE_SUBJECT_PATH, NULL };
+	struct cmd c;
+	int status = cmd_run(&c, run, NULL);
+	if (status)
+		fail_msg("ptshare run: status %d; stderr:\n%s", status, c.text[1]);
+	assert_no_sanitizer_report(&c);
+
+	struct site sites[3];
+	read_sites(c.text[0], sites, 3);
+	assert_string_equal(sites[0].function, "make_private");
+	assert_string_equal(sites[1].function, "attach_segment");
+	assert_string_equal(sites[2].function, "make_shared");
+	struct jr_value *doc = report_read(json);
+	/* The parent's untouched copy and the child's written one: the child
+	 * inherited the call site. */
+	assert_int_equal(assert_site(doc, "anon", &sites[0]), 2);
+	assert_true(assert_site(doc, "sysv", &sites[1]) >= 1);
+	/* Moved by mremap in move_shared: still make_shared's. */
+	assert_true(assert_site(doc, "shmem", &sites[2]) >= 1);
+
+	char *report = slurp(text), want[128];
+	snprintf(want, sizeof(want), "created at make_private (callsite_subject.c:%d)\n",
+		 sites[0].line);
+	if (!strstr(report, want))
+		fail_msg("no '%s' in the text report:\n%s", want, report);
+
+	const char *replay[] = { PTSHARE_PATH, "replay", trace, "--json", again, NULL };
+	struct cmd r;
+	assert_int_equal(cmd_run(&r, replay, NULL), 0);
+	char *live = slurp(json), *replayed = slurp(again);
+	assert_string_equal(live, replayed);
+
+	const char *files[] = { "run.json", "run.trace", "run.txt", "replay.json", NULL };
+	tmp_remove(dir, files);
+	jr_free(doc);
+	cmd_free(&c);
+	cmd_free(&r);
+	free(report), free(live), free(replayed);
+	free(json), free(trace), free(text), free(again);
+}
+
+static int teardown(void **state)
+{
+	cleanup_leftovers();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_call_sites, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
