@@ -11,6 +11,7 @@
 int cmd_snapshot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_aslr(int argc, char **argv);
 
 /* The text report on stdout, unless json is "-"; JSON to json (0600). */
 int write_reports(const struct report *r, const char *json, size_t top);

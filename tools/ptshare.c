@@ -15,6 +15,8 @@ static const struct command {
 	  "estimate sharing for running processes, from /proc alone" },
 	{ "run", cmd_run, "trace a program from start to end, and report" },
 	{ "replay", cmd_replay, "rebuild a report from a trace of ptshare run" },
+	{ "aslr", cmd_aslr,
+	  "run a program with and without address randomisation, and compare" },
 };
 
 static void usage(FILE *f)
