@@ -516,9 +516,15 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		apply_shim(g, s, conn, r, act);
 }
 
+/* Connections are numbered from 1, in the order they open. */
+static uint32_t next_conn(const struct ingest *g)
+{
+	return g->nconn ? (uint32_t)g->nconn : 1;
+}
+
 uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
 {
-	uint32_t conn = g->nconn ? (uint32_t)g->nconn : 1;
+	uint32_t conn = next_conn(g);
 	struct pts_conn r = {
 		.h = { .type = PTS_CONN_OPEN, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = pid, .arg = uid,
@@ -614,6 +620,10 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 	memcpy(&r, rec, len);
 	bool from_shim = len >= sizeof(r.h) && r.h.type <= PTS_LOST;
 	if (check_record(&r, len, from_shim))
+		return -EPROTO;
+	/* Any other number than the next is not one a daemon wrote, and
+	 * would size the table of connections (fuzz: conn-open-*). */
+	if (r.h.type == PTS_CONN_OPEN && conn != next_conn(g))
 		return -EPROTO;
 	apply(g, pid, conn, &r, NULL);
 	return 0;

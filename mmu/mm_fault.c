@@ -295,8 +295,10 @@ int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
 		struct mm_vma *v = mm->vma[i];
 		while (first < nruns && runs[first].end <= v->start)
 			first++;
+		/* No runs may come as NULL, which takes no offset, not even
+		 * 0 (UBSan: a checkpoint that saw no page). */
 		r = observe_vma(w, mm, v, max_u64(start, v->start),
-				min_u64(end, v->end), runs + first,
+				min_u64(end, v->end), nruns ? runs + first : runs,
 				nruns - first, &newly);
 		if (r)
 			return r;

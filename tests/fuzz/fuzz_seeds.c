@@ -7,8 +7,10 @@
  * writes the frames of TRACE to OUT as a trace (for fuzz_trace) or as a
  * fuzz_ingest script (fuzz_ops.h): the shim's records become packets on
  * the connections that carried them, everything else trace records.  With
- * SLIM, each checkpoint keeps only its SLIM largest mappings and the
- * populated runs inside them, so that the seed stays small and still says
+ * SLIM, each checkpoint keeps only its SLIM largest mappings, each cut to
+ * its first CLIP bytes, and the populated runs inside them, and only the
+ * page faults inside the last checkpoint's: the seed stays small and quick
+ * to run (the model's work grows with the pages populated) and still says
  * what the workload did.  Reading stops at the first frame that is not
  * whole.
  */
@@ -21,12 +23,15 @@
 #include "ptshare/wire.h"
 
 #define HEADER 24 /* magic, version, reserved */
+#define CLIP (8u << 20) /* four page tables' span */
+#define HUGE_RUN (2u << 20) /* a huge run's alignment */
 
 union rec {
 	struct pts_hdr h;
 	struct pts_ck_vmas vmas;
 	struct pts_ck_runs runs;
 	struct pts_conn conn;
+	struct pts_fault fault;
 	uint8_t b[PTS_REC_MAX];
 };
 
@@ -55,20 +60,38 @@ static bool largest(const struct pts_ck_vmas *r, uint32_t i)
 	return bigger < slim;
 }
 
-static bool in_kept(const struct pts_ck_run *run)
+/* The part of run inside a kept mapping (a huge run stays aligned);
+ * false when there is none. */
+static bool clip_run(struct pts_ck_run *run)
 {
-	for (size_t i = 0; i < kept.n; i++)
-		if (run->start >= kept.v[i].start && run->end <= kept.v[i].end)
-			return true;
+	for (size_t i = 0; i < kept.n; i++) {
+		const struct pts_ck_vma *v = &kept.v[i];
+		if (run->start < v->start || run->start >= v->end)
+			continue;
+		if (run->end > v->end)
+			run->end = run->flags & PTS_RUN_HUGE
+					   ? v->end & ~(uint64_t)(HUGE_RUN - 1)
+					   : v->end;
+		return run->end > run->start;
+	}
 	return false;
 }
 
 static void slim_vmas(union rec *r)
 {
+	/* Chosen against the record as read, then compacted. */
+	bool keep[(PTS_REC_MAX - sizeof(r->vmas)) / sizeof(r->vmas.vma[0])];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < r->vmas.n; i++)
-		if (largest(&r->vmas, i) && kept.n < sizeof(kept.v) / sizeof(kept.v[0]))
-			kept.v[kept.n++] = r->vmas.vma[n++] = r->vmas.vma[i];
+		keep[i] = largest(&r->vmas, i);
+	for (uint32_t i = 0; i < r->vmas.n; i++) {
+		struct pts_ck_vma v = r->vmas.vma[i];
+		if (!keep[i] || kept.n == sizeof(kept.v) / sizeof(kept.v[0]))
+			continue;
+		if (vma_len(&v) > CLIP)
+			v.end = v.start + CLIP;
+		kept.v[kept.n++] = r->vmas.vma[n++] = v;
+	}
 	r->vmas.n = n;
 	r->h.size = (uint16_t)(sizeof(r->vmas) + n * sizeof(r->vmas.vma[0]));
 }
@@ -77,13 +100,24 @@ static void slim_runs(union rec *r)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < r->runs.n; i++)
-		if (in_kept(&r->runs.run[i]))
+		if (clip_run(&r->runs.run[i]))
 			r->runs.run[n++] = r->runs.run[i];
 	r->runs.n = n;
 	r->h.size = (uint16_t)(sizeof(r->runs) + n * sizeof(r->runs.run[0]));
 }
 
-static void slim_rec(union rec *r)
+/* Whether a page fault at addr falls in a mapping the last checkpoint
+ * kept: the others would only be faults outside the model. */
+static bool fault_kept(uint64_t addr)
+{
+	for (size_t i = 0; i < kept.n; i++)
+		if (addr >= kept.v[i].start && addr < kept.v[i].end)
+			return true;
+	return false;
+}
+
+/* r slimmed; false when the whole frame goes. */
+static bool slim_rec(union rec *r)
 {
 	switch (r->h.type) {
 	case PTS_CK_BEGIN:
@@ -97,7 +131,10 @@ static void slim_rec(union rec *r)
 		if (r->h.size == sizeof(r->runs) + r->runs.n * sizeof(r->runs.run[0]))
 			slim_runs(r);
 		break;
+	case PTS_FAULT:
+		return r->h.size != sizeof(r->fault) || fault_kept(r->fault.addr);
 	}
+	return true;
 }
 
 /* fuzz_ingest's connection slots: which trace connection each holds. */
@@ -182,8 +219,8 @@ int main(int argc, char **argv)
 	uint32_t frame[2];
 	union rec r;
 	while (read_frame(in, frame, &r)) {
-		if (slim)
-			slim_rec(&r);
+		if (slim && !slim_rec(&r))
+			continue;
 		if (ops) {
 			op_frame(out, (int32_t)frame[0], frame[1], &r);
 		} else {
