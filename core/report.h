@@ -190,6 +190,9 @@ int report_symbolize(struct report *r, struct symbols *sy);
 /* top: rows of processes and mappings to print, 0 for all. */
 void report_text(FILE *f, const struct report *r, size_t top);
 void report_json(FILE *f, const struct report *r);
+/* The JSON report in a self-contained page that draws it (docs/html.md):
+ * 0, or -ENOMEM. */
+int report_html(FILE *f, const struct report *r);
 struct json;
 /* The same document as a value inside another (ptshare aslr holds two). */
 void report_json_value(struct json *j, const struct report *r);

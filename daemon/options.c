@@ -13,8 +13,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshared --socket PATH [--policy LIST] [--interval S]\n"
-	      "                [--json FILE] [--text FILE] [--record FILE]\n"
-	      "                [--top N] [--ready-fd N]\n"
+	      "                [--json FILE] [--html FILE] [--text FILE]\n"
+	      "                [--record FILE] [--top N] [--ready-fd N]\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
 	      "records of programs run with libptshare.so preloaded, feeds them to\n"
@@ -27,6 +27,7 @@ static void usage(FILE *f)
 	      "  --interval S    checkpoint every process every S seconds\n"
 	      "                  (default 1; 0: only at connect, fork, exec, exit)\n"
 	      "  --json FILE     write the JSON report to FILE (0600; '-': stdout)\n"
+	      "  --html FILE     write the HTML report to FILE (0600; '-': stdout)\n"
 	      "  --text FILE     write the text report to FILE (0600; '-': stdout;\n"
 	      "                  default: stderr)\n"
 	      "  --record FILE   keep every record applied in a trace (0600)\n"
@@ -53,6 +54,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		{ "policy", required_argument, NULL, 'P' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "text", required_argument, NULL, 't' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 'n' },
@@ -78,6 +80,9 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 			break;
 		case 'j':
 			o->json = optarg;
+			break;
+		case 'H':
+			o->html = optarg;
 			break;
 		case 't':
 			o->text = optarg;

@@ -11,6 +11,7 @@ struct daemon_options {
 	const char *policies; /* NULL: every built-in policy */
 	uint64_t interval_s;  /* timer checkpoints; 0: none */
 	const char *json;     /* NULL: no JSON report */
+	const char *html;     /* NULL: no HTML report */
 	const char *text;     /* NULL: stderr; "-": stdout */
 	const char *record;   /* NULL: no trace */
 	uint64_t top;         /* rows of the text report; 0: all */

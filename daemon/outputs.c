@@ -43,6 +43,7 @@ int outputs_open(struct outputs *out, const struct daemon_options *o)
 	*out = (struct outputs){ 0 };
 	if (!output_open(&out->text, o->text, stderr) &&
 	    !output_open(&out->json, o->json, NULL) &&
+	    !output_open(&out->html, o->html, NULL) &&
 	    !output_open(&out->trace, o->record, NULL))
 		return 0;
 	outputs_close(out);
@@ -53,6 +54,7 @@ void outputs_close(struct outputs *out)
 {
 	output_close(&out->trace);
 	output_close(&out->json);
+	output_close(&out->html);
 	output_close(&out->text);
 }
 
@@ -61,8 +63,13 @@ int outputs_finish(struct outputs *out, const struct report *r, size_t top)
 	report_text(out->text.f, r, top);
 	if (out->json.f)
 		report_json(out->json.f, r);
-	int bad = output_close(&out->trace);
+	int bad = out->html.f && report_html(out->html.f, r);
+	if (bad)
+		fprintf(stderr, "ptshared: writing %s: out of memory\n",
+			out->html.name);
+	bad |= output_close(&out->trace);
 	bad |= output_close(&out->json);
+	bad |= output_close(&out->html);
 	bad |= output_close(&out->text);
 	return bad ? -1 : 0;
 }

@@ -17,7 +17,7 @@ struct output {
 };
 
 struct outputs {
-	struct output text, json, trace;
+	struct output text, json, html, trace;
 };
 
 /* 0, or -1 with the message printed (and nothing left open). */

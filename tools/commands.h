@@ -13,7 +13,9 @@ int cmd_run(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_aslr(int argc, char **argv);
 
-/* The text report on stdout, unless json is "-"; JSON to json (0600). */
-int write_reports(const struct report *r, const char *json, size_t top);
+/* The text report on stdout, unless json or html is "-"; JSON to json and
+ * the HTML page to html (0600 files; NULL: not wanted). */
+int write_reports(const struct report *r, const char *json, const char *html,
+		  size_t top);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing a report where the user asked: text on stdout, JSON to a file. */
+/* Writing a report where the user asked: text on stdout, JSON and HTML to
+ * files. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,23 +8,38 @@
 #include "cli.h"
 #include "commands.h"
 
-int write_reports(const struct report *r, const char *json, size_t top)
+/* path: "-" for stdout, else a new 0600 file.  0, or 1 with the message. */
+static int write_file(const char *path, const struct report *r, bool html)
 {
-	bool json_stdout = json && !strcmp(json, "-");
-	if (!json_stdout)
-		report_text(stdout, r, top);
-	if (!json)
-		return 0;
-	FILE *f = json_stdout ? stdout : cli_create_private(json);
+	bool to_stdout = !strcmp(path, "-");
+	FILE *f = to_stdout ? stdout : cli_create_private(path);
 	if (!f) {
-		fprintf(stderr, "ptshare: cannot write %s: %s\n", json,
+		fprintf(stderr, "ptshare: cannot write %s: %s\n", path,
 			strerror(errno));
 		return 1;
 	}
-	report_json(f, r);
-	if (json_stdout ? fflush(f) : fclose(f)) {
-		fprintf(stderr, "ptshare: writing %s: %s\n", json, strerror(errno));
+	errno = 0;
+	int err = 0;
+	if (html)
+		err = report_html(f, r);
+	else
+		report_json(f, r);
+	bool failed = err || ferror(f);
+	if (to_stdout ? fflush(f) : fclose(f))
+		failed = true;
+	if (failed) {
+		fprintf(stderr, "ptshare: writing %s: %s\n", path,
+			strerror(err ? -err : errno ? errno : EIO));
 		return 1;
 	}
 	return 0;
+}
+
+int write_reports(const struct report *r, const char *json, const char *html,
+		  size_t top)
+{
+	if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
+		report_text(stdout, r, top);
+	int bad = json ? write_file(json, r, false) : 0;
+	return html ? bad | write_file(html, r, true) : bad;
 }

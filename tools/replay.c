@@ -12,7 +12,8 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--top N]\n"
+	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
+	      "                      [--top N]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run --record FILE` offline: every\n"
 	      "record the daemon applied (the shim's calls, the page faults, what\n"
@@ -23,6 +24,7 @@ static void usage(FILE *f)
 	      "  --policy LIST   comma-separated policies (default: all)\n"
 	      "  --json FILE     also write the JSON report ('-': stdout, instead\n"
 	      "                  of the text report)\n"
+	      "  --html FILE     also write the report as an HTML page (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "\n"
 	      "Exit status: 0 report written, 1 the trace is truncated or corrupt\n"
@@ -35,11 +37,12 @@ int cmd_replay(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'P' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policies = NULL, *json = NULL;
+	const char *policies = NULL, *json = NULL, *html = NULL;
 	uint64_t top = 20;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -49,6 +52,9 @@ int cmd_replay(int argc, char **argv)
 			break;
 		case 'j':
 			json = optarg;
+			break;
+		case 'H':
+			html = optarg;
 			break;
 		case 'n':
 			if (cli_u64(optarg, &top)) {
@@ -93,7 +99,7 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), json, (size_t)top);
+	int w = write_reports(ingest_report(g), json, html, (size_t)top);
 	ingest_free(g);
 	worlds_free(&ws);
 	return r || w ? 1 : 0;

@@ -10,8 +10,9 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--interval S]\n"
-	      "                   [--record FILE] [--top N] [-o FILE] [--] CMD [ARGS...]\n"
+	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--html FILE]\n"
+	      "                   [--interval S] [--record FILE] [--top N] [-o FILE]\n"
+	      "                   [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with libptshare.so preloaded, so that every process it starts\n"
 	      "tells ptshared what it maps, and reports, once CMD and every process it\n"
@@ -23,6 +24,7 @@ static void usage(FILE *f)
 	      "  --policy LIST   comma-separated policies (default: all);\n"
 	      "                  name[:pte+pmd+pud] picks the levels that share\n"
 	      "  --json FILE     also write the JSON report to FILE (0600)\n"
+	      "  --html FILE     also write the report as an HTML page (0600)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --record FILE   keep the records in a trace file (0600)\n"

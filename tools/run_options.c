@@ -22,6 +22,7 @@ int run_options_parse(struct run_options *o, const char *name,
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'P' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 'n' },
@@ -39,6 +40,9 @@ int run_options_parse(struct run_options *o, const char *name,
 			break;
 		case 'j':
 			o->json = optarg;
+			break;
+		case 'H':
+			o->html = optarg;
 			break;
 		case 'i':
 		case 'n':

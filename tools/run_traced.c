@@ -126,6 +126,7 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 {
 	const char *const pairs[][2] = {
 		{ "--policy", o->policies }, { "--json", o->json },
+		{ "--html", o->html },
 		{ "--interval", o->interval }, { "--record", o->record },
 		{ "--top", o->top }, { "--text", o->output },
 	};
@@ -305,10 +306,11 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	if (want_report) {
 		snprintf(trace, sizeof(trace), "%s/trace", dir);
 		passed.json = NULL;
+		passed.html = NULL;
 		passed.record = trace;
 		passed.output = "/dev/null";
 	}
-	char *dargv[20];
+	char *dargv[24];
 	daemon_args(dargv, su->daemon, socket, &passed);
 	int status = daemon_start(&s->d, o->name, dargv, READY_ARG);
 	if (status)

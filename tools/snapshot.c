@@ -28,7 +28,8 @@ struct snapshot {
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare snapshot [--pid PID [--tree]] [--policy LIST]\n"
-	      "                        [--json FILE] [--top N] [--min-mapping BYTES]\n"
+	      "                        [--json FILE] [--html FILE] [--top N]\n"
+	      "                        [--min-mapping BYTES]\n"
 	      "\n"
 	      "Reads every process the caller may read (or PID, and with --tree its\n"
 	      "descendants) from /proc: mappings, populated pages (PAGEMAP_SCAN) and\n"
@@ -41,11 +42,12 @@ static void usage(FILE *f)
 	      "                     name[:pte+pmd+pud] picks the levels that share\n"
 	      "  --json FILE        also write the JSON report to FILE ('-': stdout,\n"
 	      "                     instead of the text report)\n"
+	      "  --html FILE        also write the report as an HTML page (0600)\n"
 	      "  --top N            processes and mappings to list (default 20, 0: all)\n"
 	      "  --min-mapping B    list mappings of at least B bytes (default 2 MiB)\n"
 	      "\n"
 	      "Exit status: 0 report written, 1 nothing could be read or the JSON\n"
-	      "could not be written, 2 usage error.\n",
+	      "or HTML could not be written, 2 usage error.\n",
 	      f);
 }
 
@@ -198,12 +200,13 @@ int cmd_snapshot(int argc, char **argv)
 		{ "tree", no_argument, NULL, 't' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "min-mapping", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policies = NULL, *json = NULL;
+	const char *policies = NULL, *json = NULL, *html = NULL;
 	uint64_t pid = 0, top = 20, min_mapping = MM_SPAN(PT_PTE);
 	bool tree = false;
 	int c;
@@ -223,6 +226,9 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'j':
 			json = optarg;
+			break;
+		case 'H':
+			html = optarg;
 			break;
 		case 'n':
 		case 'm':
@@ -282,7 +288,7 @@ int cmd_snapshot(int argc, char **argv)
 		r = 1;
 		goto out;
 	}
-	r = write_reports(&rep, json, (size_t)top);
+	r = write_reports(&rep, json, html, (size_t)top);
 	report_free(&rep);
 	if (!r && !s.nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");
