@@ -41,7 +41,10 @@ int trace_replay(FILE *f, struct ingest *g, struct trace_error *err)
 			return fail(err, off, "truncated frame");
 		if (r.h.size < sizeof(r.h) || r.h.size > PTS_REC_MAX)
 			return fail(err, off, "a record of %u bytes", r.h.size);
-		if (fread(r.b + sizeof(r.h), r.h.size - sizeof(r.h), 1, f) != 1)
+		/* A bare header is a whole record, if not a valid one: fread
+		 * of nothing would call it truncated. */
+		if (r.h.size > sizeof(r.h) &&
+		    fread(r.b + sizeof(r.h), r.h.size - sizeof(r.h), 1, f) != 1)
 			return fail(err, off, "truncated record of %u bytes", r.h.size);
 		if (ingest_replay(g, (int32_t)frame[0], frame[1], &r, r.h.size))
 			return fail(err, off, "corrupt record (type %u, %u bytes)",

@@ -1,11 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_trace: the input as a trace file, read by trace_replay as
- * `ptshare replay` reads one. */
+ * `ptshare replay` reads one.  Beyond the sanitizers, the error must be
+ * true: its offset inside the input, and "truncated" only when the input
+ * ends inside the frame there. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fuzz.h"
 #include "trace.h"
+
+#define FRAME 8 /* pid, conn */
+
+static bool ends_inside_frame(const uint8_t *data, size_t size, uint64_t off)
+{
+	uint16_t len;
+	if (off == 16) /* the header's version */
+		return size < 24;
+	if (size - off < FRAME + sizeof(struct pts_hdr))
+		return true;
+	memcpy(&len, data + off + FRAME + offsetof(struct pts_hdr, size),
+	       sizeof(len));
+	return size - off < FRAME + (size_t)len;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,9 +36,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			: fopen("/dev/null", "rb");
 	if (in) {
 		struct trace_error err = { 0 };
-		if (trace_replay(in, f.g, &err) && err.offset > size)
-			fuzz_fail("an error at offset %llu of %zu bytes",
-				  (unsigned long long)err.offset, size);
+		if (trace_replay(in, f.g, &err)) {
+			if (err.offset > size)
+				fuzz_fail("an error at offset %llu of %zu bytes",
+					  (unsigned long long)err.offset, size);
+			if (!strncmp(err.what, "truncated", 9) &&
+			    !ends_inside_frame(data, size, err.offset))
+				fuzz_fail("'%s' at offset %llu of %zu bytes",
+					  err.what, (unsigned long long)err.offset,
+					  size);
+		}
 		fclose(in);
 	}
 	fuzz_end(&f);
