@@ -397,7 +397,13 @@ bool pid_exists(pid_t pid)
 	return !access(path, F_OK);
 }
 
-void daemon_up(struct daemon_run *d, const char *const extra[], bool ignore_sigint)
+void daemon_dir(struct daemon_run *d)
+{
+	tmp_make(d->dir, sizeof(d->dir));
+}
+
+void daemon_start(struct daemon_run *d, const char *const extra[],
+		  bool ignore_sigint)
 {
 	const char *argv[20] = { PTSHARED_PATH };
 	const char *const base[] = { "--socket", NULL, "--json", NULL, "--text",
@@ -405,7 +411,6 @@ void daemon_up(struct daemon_run *d, const char *const extra[], bool ignore_sigi
 	int ready[2];
 	char buf[8] = "";
 	size_t n = 1;
-	tmp_make(d->dir, sizeof(d->dir));
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
 		argv[n++] = base[i];
 	argv[2] = tmp_path(d->dir, "sock");
@@ -423,6 +428,12 @@ void daemon_up(struct daemon_run *d, const char *const extra[], bool ignore_sigi
 	assert_int_equal(read(ready[0], buf, sizeof(buf)), 6);
 	assert_string_equal(buf, "ready\n");
 	close(ready[0]);
+}
+
+void daemon_up(struct daemon_run *d, const char *const extra[], bool ignore_sigint)
+{
+	daemon_dir(d);
+	daemon_start(d, extra, ignore_sigint);
 }
 
 const char *sock_of(const struct daemon_run *d)

@@ -87,8 +87,14 @@ struct daemon_run {
 	char dir[64];
 	struct cmd c;
 };
-/* Starts it with extra options and waits for its "ready". */
+/* Makes the directory and starts it there with extra options; waits for
+ * its "ready". */
 void daemon_up(struct daemon_run *d, const char *const extra[], bool ignore_sigint);
+/* The same in two steps, for a test that needs the socket's path before
+ * the daemon listens on it. */
+void daemon_dir(struct daemon_run *d);
+void daemon_start(struct daemon_run *d, const char *const extra[],
+		  bool ignore_sigint);
 const char *sock_of(const struct daemon_run *d);
 /* Ends it with sig; its exit status.  Nothing but the report is left. */
 int daemon_down(struct daemon_run *d, int sig);
