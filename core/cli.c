@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "ptshare/wire.h"
 
 int cli_u64(const char *s, uint64_t *out)
 {
@@ -15,6 +17,20 @@ int cli_u64(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int cli_faults(const char *s, uint32_t *out)
+{
+	static const char *const names[] = {
+		[PTS_FAULTS_OFF] = "off", [PTS_FAULTS_TABLE] = "table",
+		[PTS_FAULTS_ALL] = "all",
+	};
+	for (uint32_t m = 0; m < sizeof(names) / sizeof(names[0]); m++)
+		if (!strcmp(s, names[m])) {
+			*out = m;
+			return 0;
+		}
+	return -1;
 }
 
 FILE *cli_create_private(const char *path)

@@ -11,6 +11,10 @@
 /* A non-negative decimal number: 0, or -1 when s is not one. */
 int cli_u64(const char *s, uint64_t *out);
 
+/* --faults: "table", "all" or "off" as enum pts_faults; 0, or -1 when s is
+ * none of them (docs/faults.md). */
+int cli_faults(const char *s, uint32_t *out);
+
 /* Creates or truncates path with mode 0600 for writing: reports and traces
  * may tell one user about another's processes, so only the owner may read
  * them.  NULL with errno set when it cannot. */

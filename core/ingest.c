@@ -585,6 +585,7 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 	}
 	s->malformed_run = 0;
 	s->next_seq = r.h.seq + 1;
+	classify_mmap_dev(g, s, &r.h);
 	/* A forked child's records wait for its parent's PTS_FORK. */
 	if (!s->in_model && r.h.type != PTS_HELLO && s->hello_seq) {
 		hold(s, buf, len);

@@ -141,6 +141,16 @@ int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
 	return 0;
 }
 
+void classify_mmap_dev(struct ingest *g, struct session *s,
+		       const struct pts_hdr *h)
+{
+	const struct pts_mmap *r = (const struct pts_mmap *)h;
+	struct dev_kind dk;
+	if (g->live && r->h.type == PTS_MMAP && !(r->h.flags & PTS_F_FAILED) &&
+	    !(r->flags & MAP_ANONYMOUS))
+		classify_dev(g, s, r->dev, &dk);
+}
+
 static bool mmap_op(struct ingest *g, struct session *s,
 		    const struct pts_mmap *r, struct op *o)
 {

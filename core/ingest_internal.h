@@ -116,6 +116,10 @@ void apply_fault(struct ingest *g, struct session *s, const struct pts_fault *r)
 void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h);
 int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
 		 struct dev_kind *out);
+/* The device of a live mmap's file classified before the record is traced
+ * (its PTS_CK_FS first, as a replay needs it). */
+void classify_mmap_dev(struct ingest *g, struct session *s,
+		       const struct pts_hdr *h);
 
 /* checkpoint.c */
 int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason);

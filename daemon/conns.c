@@ -23,14 +23,17 @@ static int reserve(struct conn ***arr, size_t *cap, size_t need)
 	return 0;
 }
 
-struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid)
+struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
+		       uint32_t uid)
 {
 	struct conn *c;
 	if (reserve(&t->by_id, &t->cap_id, id) ||
 	    reserve(&t->open, &t->cap_open, t->nopen) ||
 	    !(c = calloc(1, sizeof(*c))))
 		return NULL;
-	*c = (struct conn){ .fd = fd, .id = id, .pid = pid, .slot = t->nopen };
+	*c = (struct conn){ .fd = fd, .id = id, .pid = pid, .uid = uid,
+			    .slot = t->nopen };
+	uffd_init(&c->uf);
 	t->by_id[id] = c;
 	t->open[t->nopen++] = c;
 	return c;
@@ -59,6 +62,7 @@ void conns_forget(struct conns *t, struct conn *c)
 void conn_free(struct conn *c)
 {
 	close(c->fd);
+	uffd_close(&c->uf);
 	free(c);
 }
 

@@ -13,16 +13,19 @@
 #include <stdint.h>
 
 #include "recv.h"
+#include "uffd.h"
 
 struct conn {
 	int fd;
 	uint32_t id;        /* the ingest's */
 	int32_t pid;        /* the peer's (SO_PEERCRED) */
+	uint32_t uid;
 	size_t slot;        /* in conns.open */
 	unsigned inflight;  /* ring requests that use it: freed only at 0 */
 	bool closing;       /* ended; waiting for its requests to finish */
 	struct msghdr msg;  /* of the ring's recvmsg, into rx */
 	struct packet_space rx;
+	struct uffd uf;     /* the process's userfaultfd, if it sent one */
 };
 
 struct conns {
@@ -32,9 +35,10 @@ struct conns {
 	size_t nopen, cap_open;
 };
 
-/* A connection for fd from pid, registered as id; NULL when out of
- * memory. */
-struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid);
+/* A connection for fd from pid and uid, registered as id; NULL when out
+ * of memory. */
+struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
+		       uint32_t uid);
 /* The open connection id, or NULL. */
 struct conn *conns_get(const struct conns *t, uint32_t id);
 /* An open connection of pid, or NULL. */
@@ -42,7 +46,7 @@ struct conn *conns_of_pid(const struct conns *t, int32_t pid);
 /* No longer open: found no more (it may still wait for its requests).
  * Moves the last of t->open into its slot. */
 void conns_forget(struct conns *t, struct conn *c);
-/* Closes its fd and frees it. */
+/* Closes its fds and frees it. */
 void conn_free(struct conn *c);
 /* Frees the table (every connection must have been freed). */
 void conns_free(struct conns *t);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -25,7 +26,7 @@
 /* A request's kind rides in the low bits of its user data, beside the
  * connection it is for (allocations are at least 8-byte aligned). */
 enum req { REQ_ACCEPT = 1, REQ_ACCEPT_RETRY, REQ_RECV, REQ_TIMER, REQ_SIGNAL,
-	   REQ_CANCEL };
+	   REQ_CANCEL, REQ_UFFD };
 #define REQ_MASK 7u
 _Static_assert(alignof(max_align_t) > REQ_MASK, "connections carry the kind");
 
@@ -70,6 +71,15 @@ static void arm_recv(struct loop *l, struct conn *c)
 	own(l, s, REQ_RECV, c);
 }
 
+/* Multishot: one completion per wake-up of the userfaultfd, which must be
+ * non-blocking for it (uffd_start saw to it). */
+static void arm_uffd(struct loop *l, struct conn *c)
+{
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_poll_multishot(s, c->uf.fd, POLLIN);
+	own(l, s, REQ_UFFD, c);
+}
+
 static void arm_timer(struct loop *l)
 {
 	struct io_uring_sqe *s = sqe_get(l);
@@ -99,6 +109,14 @@ static void conn_end(struct loop *l, struct conn *c)
 	struct io_uring_sqe *s = sqe_get(l);
 	io_uring_prep_cancel_fd(s, c->fd, IORING_ASYNC_CANCEL_ALL);
 	own(l, s, REQ_CANCEL, NULL);
+	/* A poll armed keeps the userfaultfd open, and the process's faults
+	 * waiting, past its close; and it never ends by itself when the
+	 * process does (DESIGN.md section 5). */
+	if (c->uf.started) {
+		s = sqe_get(l);
+		io_uring_prep_cancel_fd(s, c->uf.fd, IORING_ASYNC_CANCEL_ALL);
+		own(l, s, REQ_CANCEL, NULL);
+	}
 }
 
 /* A read of nothing is the end of the stream, or an empty packet (which
@@ -111,6 +129,19 @@ static bool peer_closed(int fd)
 	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
+/* The process's userfaultfd, once the model has it (its HELLO is about to
+ * be acked): its shared memory registered before the process goes on, a
+ * forked child's before its fork() returns (docs/faults.md). */
+static void faults_start(struct loop *l, struct conn *c)
+{
+	int err = uffd_start(&c->uf, l->cfg.faults);
+	ingest_fault_mode(l->g, c->pid, err ? PTS_FAULTS_OFF : l->cfg.faults, -err);
+	if (err)
+		return;
+	uffd_sync(&c->uf, l->cfg.linux_world, c->pid);
+	arm_uffd(l, c);
+}
+
 /* A 32-byte send on a unix socket completes or fails at once; through the
  * ring it would need a buffer kept until completion.  A full or vanished
  * peer loses its ack: the shim waits for one only so long, and a peer that
@@ -119,9 +150,44 @@ static void send_acks(struct loop *l, const struct ingest_action *act)
 {
 	for (unsigned i = 0; i < act->nack; i++) {
 		struct conn *c = conns_get(&l->conns, act->ack[i].conn);
-		if (c)
-			send(c->fd, &act->ack[i].rec, sizeof(act->ack[i].rec),
-			     MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (!c)
+			continue;
+		if (c->uf.fd >= 0 && !c->uf.started && !l->stopping)
+			faults_start(l, c);
+		send(c->fd, &act->ack[i].rec, sizeof(act->ack[i].rec),
+		     MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+}
+
+/* An ack of the record at data (a whole header, uffd_record saw to it)
+ * joins the ingest's. */
+static void ack_record(struct ingest_action *act, uint32_t conn,
+		       const unsigned char *data)
+{
+	struct pts_hdr h;
+	struct timespec now;
+	if (act->nack == INGEST_MAX_ACKS)
+		return;
+	memcpy(&h, data, sizeof(h));
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	act->ack[act->nack].conn = conn;
+	act->ack[act->nack++].rec = (struct pts_ack){
+		.h = { .type = PTS_ACK, .size = sizeof(struct pts_ack),
+		       .time_ns = (uint64_t)now.tv_sec * 1000000000u +
+				  (uint64_t)now.tv_nsec },
+		.acked_seq = h.seq,
+	};
+}
+
+/* A process that could not make a userfaultfd (a user without access to
+ * /dev/userfaultfd): said once, with the fix. */
+static void hello_without_uffd(struct loop *l, struct conn *c,
+			       const unsigned char *data, size_t len)
+{
+	int err = uffd_hello_errno(data, len);
+	if (err && !l->told_no_uffd && l->cfg.faults != PTS_FAULTS_OFF) {
+		uffd_say_unavailable(err, c->uid);
+		l->told_no_uffd = true;
 	}
 }
 
@@ -131,13 +197,22 @@ static void send_acks(struct loop *l, const struct ingest_action *act)
 static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 		      size_t len, const struct msghdr *m)
 {
-	/* A userfaultfd comes with PTS_HELLO_UFFD (DESIGN.md section 4); until
-	 * the daemon resolves faults, every fd a packet brings is closed. */
+	/* A userfaultfd comes with PTS_HELLO_UFFD (DESIGN.md section 4): kept
+	 * (a copy) when faults are wanted; every fd a packet brings is closed. */
+	if (l->cfg.faults != PTS_FAULTS_OFF)
+		uffd_take(&c->uf, data, len, m);
 	recv_close_fds(m);
 	if (!len && peer_closed(c->fd))
 		return false;
+	hello_without_uffd(l, c, data, len);
 	struct ingest_action act = { 0 };
 	ingest_packet(l->g, c->id, data, len, &act);
+	/* The model has the record: what it mapped is registered now. */
+	unsigned after = uffd_record(&c->uf, data, len);
+	if (after & UFFD_RECORD_SYNC)
+		uffd_sync(&c->uf, l->cfg.linux_world, c->pid);
+	if (after & UFFD_RECORD_ACK)
+		ack_record(&act, c->id, data);
 	send_acks(l, &act);
 	return !act.drop;
 }
@@ -191,7 +266,8 @@ static void conn_open(struct loop *l, int fd)
 	if (old)
 		drain_conn(l, old, DRAIN_MAX);
 	uint32_t id = ingest_connect(l->g, cred.pid, cred.uid);
-	struct conn *c = id ? conns_add(&l->conns, fd, id, cred.pid) : NULL;
+	struct conn *c = id ? conns_add(&l->conns, fd, id, cred.pid, cred.uid)
+			    : NULL;
 	if (!c) {
 		fprintf(stderr, "ptshared: out of memory: process %d not traced\n",
 			(int)cred.pid);
@@ -262,6 +338,26 @@ static void accepted(struct loop *l, int res, bool more)
 		arm_accept(l);
 }
 
+/* The userfaultfd's poll: faults are read at the end of the batch (see
+ * serve_faults).  A failed poll gives the process up: the close wakes its
+ * faults and the kernel serves them as without us. */
+static void uffd_polled(struct loop *l, struct conn *c, int res, bool more)
+{
+	if (c->closing) {
+		if (!c->inflight)
+			conn_free(c);
+		return;
+	}
+	if (res > 0)
+		c->uf.due = true;
+	if (more || res == -ECANCELED || l->stopping)
+		return;
+	if (res < 0)
+		uffd_close(&c->uf);
+	else
+		arm_uffd(l, c); /* a multishot poll may end (CQ overflow) */
+}
+
 static void ticked(struct loop *l, int res)
 {
 	if (res == -ECANCELED || l->stopping)
@@ -305,6 +401,9 @@ static void complete(struct loop *l, const struct io_uring_cqe *cqe)
 	case REQ_SIGNAL:
 		signalled(l, cqe->res);
 		break;
+	case REQ_UFFD:
+		uffd_polled(l, c, cqe->res, more);
+		break;
 	case REQ_CANCEL:
 		break;
 	}
@@ -322,12 +421,55 @@ static void drain_all(struct loop *l)
  * reading is not ahead of records already sent, which the model would
  * then refuse (a mapping it has from /proc, told again).  Safe beside the
  * recvs the ring holds: with DEFER_TASKRUN they move only when the loop
- * waits, and every completion posted so far has been handled. */
+ * waits, and every completion posted so far has been handled.  What /proc
+ * showed that no record did (shared memory glibc mapped) is registered. */
 static void tick(struct loop *l)
 {
 	l->tick_due = false;
 	drain_all(l);
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
+	for (size_t i = 0; i < l->conns.nopen; i++)
+		uffd_sync(&l->conns.open[i]->uf, l->cfg.linux_world,
+			  l->conns.open[i]->pid);
+}
+
+struct fault_of {
+	struct loop *l;
+	struct conn *c;
+};
+
+/* The faults just read come after every record the process has sent so
+ * far (a faulting thread sent its own before it faulted): those are read
+ * first, so the model takes them in the process's order. */
+static bool fault_ready(void *arg)
+{
+	const struct fault_of *f = arg;
+	return drain_conn(f->l, f->c, DRAIN_MAX);
+}
+
+static void fault_seen(void *arg, uint64_t addr, uint32_t flags)
+{
+	const struct fault_of *f = arg;
+	ingest_fault(f->l->g, f->c->pid, addr, flags);
+}
+
+/* The faults of every process whose userfaultfd's poll fired.  At the end
+ * of a batch, for the reason tick() gives.  Backwards: a connection that
+ * ends leaves its slot to the last one, already done; its faults are let
+ * go by the close of its userfaultfd. */
+static void serve_faults(struct loop *l)
+{
+	l->faults_due = false;
+	for (size_t i = l->conns.nopen; i-- > 0;) {
+		struct conn *c = l->conns.open[i];
+		if (!c->uf.due)
+			continue;
+		c->uf.due = false;
+		struct fault_of f = { l, c };
+		if (uffd_serve(&c->uf, fault_ready, fault_seen, &f) ==
+		    UFFD_SERVED_MORE)
+			l->faults_due = c->uf.due = true;
+	}
 }
 
 /* Submits what is queued, waits for a completion, handles all there are. */
@@ -337,7 +479,9 @@ static int turn(struct loop *l)
 	 * file sees, and what survives a crash. */
 	if (l->cfg.trace)
 		fflush(l->cfg.trace);
-	int r = io_uring_submit_and_wait(&l->ring, 1);
+	/* Faults left to read: no waiting, they would not wake us. */
+	int r = l->faults_due ? io_uring_submit_and_get_events(&l->ring)
+			      : io_uring_submit_and_wait(&l->ring, 1);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 		return r;
 	struct io_uring_cqe *cqes[BATCH];
@@ -353,6 +497,7 @@ static int turn(struct loop *l)
 	for (size_t i = 0; i < l->naccepted; i++)
 		conn_open(l, l->accepted[i]);
 	l->naccepted = 0;
+	serve_faults(l);
 	if (l->tick_due)
 		tick(l);
 	return 0;
@@ -411,6 +556,10 @@ void loop_drain(struct loop *l)
 	while (l->inflight)
 		if (turn(l))
 			return;
+	/* From here on no fault is served: the processes still running get
+	 * theirs from the kernel, as without us. */
+	for (size_t i = 0; i < l->conns.nopen; i++)
+		uffd_close(&l->conns.open[i]->uf);
 	struct pollfd p = { .fd = l->cfg.listen_fd, .events = POLLIN };
 	while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
 		int fd = accept4(l->cfg.listen_fd, NULL, NULL, SOCK_CLOEXEC);

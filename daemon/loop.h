@@ -3,8 +3,9 @@
  * The daemon's event loop: one io_uring ring, one thread.  Every wait is a
  * ring request: a multishot accept on the listening socket, one recvmsg per
  * connection (a packet at a time), the checkpoint timer, and a read of the
- * signalfd that ends the run.  Acks go out as they are made, with
- * non-blocking sends: a peer that is full or gone never holds the loop up.
+ * signalfd that ends the run, and a multishot poll of each process's
+ * userfaultfd.  Acks go out as they are made, with non-blocking sends: a
+ * peer that is full or gone never holds the loop up.
  */
 #ifndef PTSHARED_LOOP_H
 #define PTSHARED_LOOP_H
@@ -23,6 +24,8 @@ struct loop_config {
 	unsigned interval_s;   /* timer checkpoints; 0: none */
 	const sigset_t *stop;  /* blocked signals that end the run */
 	FILE *trace;           /* flushed whenever the loop waits, or NULL */
+	uint32_t faults;       /* enum pts_faults */
+	const struct mm_world *linux_world; /* what userfaultfds register */
 };
 
 struct loop {
@@ -40,6 +43,8 @@ struct loop {
 	bool stopping;
 	bool tick_due;         /* the timer fired: checkpoints after the batch */
 	bool accept_failing;   /* said once, until an accept succeeds again */
+	bool faults_due;       /* a userfaultfd was left with faults to read */
+	bool told_no_uffd;     /* a process without one: said once */
 };
 
 /* The ring and the first requests.  0, or -errno. */

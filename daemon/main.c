@@ -55,8 +55,9 @@ static void say_ready(int fd)
 }
 
 /* Serves until the stop signal, then the last checkpoint and the report. */
-static int serve(struct ingest *g, const struct daemon_options *o,
-		 const sigset_t *stop, struct outputs *out)
+static int serve(struct ingest *g, const struct worlds *ws,
+		 const struct daemon_options *o, const sigset_t *stop,
+		 struct outputs *out)
 {
 	int lfd = listen_open(o->socket);
 	if (lfd < 0) {
@@ -67,8 +68,10 @@ static int serve(struct ingest *g, const struct daemon_options *o,
 	struct loop l;
 	const struct loop_config cfg = {
 		.listen_fd = lfd, .interval_s = (unsigned)o->interval_s,
-		.stop = stop, .trace = out->trace.f,
+		.stop = stop, .trace = out->trace.f, .faults = o->faults,
+		.linux_world = ws->w[0],
 	};
+	ingest_fault_mode(g, 0, o->faults, 0);
 	int r = loop_init(&l, g, &cfg);
 	if (r) {
 		fprintf(stderr, "ptshared: io_uring: %s%s\n", strerror(-r),
@@ -123,7 +126,7 @@ int main(int argc, char **argv)
 		fputs("ptshared: out of memory\n", stderr);
 		status = 1;
 	} else {
-		status = serve(g, &o, &stop, &out);
+		status = serve(g, &ws, &o, &stop, &out);
 	}
 	outputs_close(&out);
 	ingest_free(g);

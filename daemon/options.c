@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "ptshare/wire.h"
 
 /* A day: longer intervals are surely a mistake in the unit. */
 #define INTERVAL_MAX 86400
@@ -13,8 +14,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshared --socket PATH [--policy LIST] [--interval S]\n"
-	      "                [--json FILE] [--html FILE] [--text FILE]\n"
-	      "                [--record FILE] [--top N] [--ready-fd N]\n"
+	      "                [--faults table|all|off] [--json FILE] [--text FILE]\n"
+	      "                [--html FILE] [--record FILE] [--top N] [--ready-fd N]\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
 	      "records of programs run with libptshare.so preloaded, feeds them to\n"
@@ -26,6 +27,9 @@ static void usage(FILE *f)
 	      "  --policy LIST   comma-separated policies (default: all)\n"
 	      "  --interval S    checkpoint every process every S seconds\n"
 	      "                  (default 1; 0: only at connect, fork, exec, exit)\n"
+	      "  --faults MODE   page faults on the processes' userfaultfds:\n"
+	      "                  table (default: a process's first fault in each\n"
+	      "                  2 MiB span), all (every one), off (pagemap only)\n"
 	      "  --json FILE     write the JSON report to FILE (0600; '-': stdout)\n"
 	      "  --html FILE     write the HTML report to FILE (0600; '-': stdout)\n"
 	      "  --text FILE     write the text report to FILE (0600; '-': stdout;\n"
@@ -59,10 +63,12 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		{ "record", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "ready-fd", required_argument, NULL, 'R' },
+		{ "faults", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	*o = (struct daemon_options){ .interval_s = 1, .top = 20, .ready_fd = -1 };
+	*o = (struct daemon_options){ .interval_s = 1, .top = 20, .ready_fd = -1,
+				      .faults = PTS_FAULTS_TABLE };
 	uint64_t fd;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -100,6 +106,10 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 				return bad("--ready-fd is not an open file descriptor",
 					   optarg);
 			o->ready_fd = (int)fd;
+			break;
+		case 'f':
+			if (cli_faults(optarg, &o->faults))
+				return bad("--faults is table, all or off, not", optarg);
 			break;
 		case 'h':
 			usage(stdout);

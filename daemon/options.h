@@ -16,6 +16,7 @@ struct daemon_options {
 	const char *record;   /* NULL: no trace */
 	uint64_t top;         /* rows of the text report; 0: all */
 	int ready_fd;         /* -1: none */
+	uint32_t faults;      /* enum pts_faults (docs/faults.md) */
 };
 
 /* Returns -1 when the run should go on, else the exit status (0 after

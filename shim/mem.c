@@ -6,6 +6,7 @@
  * which the program then gets back unchanged.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -112,12 +113,37 @@ SHIM_EXPORT int shmdt(const void *addr)
 	return r;
 }
 
+/* The real call and its record.  EFAULT: the range spans several VMAs,
+ * perhaps because the daemon split one by registering part of it with the
+ * userfaultfd (docs/faults.md); it acks such a record once it has released
+ * the range, and *again says to try once more. */
+static void *mremap_sent(struct shim_call *c, void *old, size_t old_len,
+			 size_t new_len, int flags, void *want, bool *again)
+{
+	void *r = shim_real.mremap(old, old_len, new_len, flags, want);
+	shim_returned(c, r == MAP_FAILED);
+	struct pts_mremap m = {
+		.old_addr = (uintptr_t)old,
+		.old_len = old_len,
+		.new_addr = (uintptr_t)r,
+		.new_len = new_len,
+		.flags = flags,
+		.result_errno = shim_errno(c),
+	};
+	rec_send(c, PTS_MREMAP, &m.h, sizeof(m), -1);
+	if (again)
+		*again = r == MAP_FAILED && c->err == EFAULT && shim_cfg.uffd &&
+			 atomic_load(&shim_proc.active) && conn_wait_ack(m.h.seq);
+	return r;
+}
+
 /* As glibc: new_address is read only with MREMAP_FIXED. */
 SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 			 ...)
 {
 	void *want = NULL;
 	struct shim_call c;
+	bool again;
 
 	if (flags & MREMAP_FIXED) {
 		va_list ap;
@@ -127,17 +153,9 @@ SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 	}
 	if (!shim_enter(&c))
 		return shim_real.mremap(old, old_len, new_len, flags, want);
-	void *r = shim_real.mremap(old, old_len, new_len, flags, want);
-	shim_returned(&c, r == MAP_FAILED);
-	struct pts_mremap m = {
-		.old_addr = (uintptr_t)old,
-		.old_len = old_len,
-		.new_addr = (uintptr_t)r,
-		.new_len = new_len,
-		.flags = flags,
-		.result_errno = shim_errno(&c),
-	};
-	rec_send(&c, PTS_MREMAP, &m.h, sizeof(m), -1);
+	void *r = mremap_sent(&c, old, old_len, new_len, flags, want, &again);
+	if (again)
+		r = mremap_sent(&c, old, old_len, new_len, flags, want, NULL);
 	shim_leave(&c);
 	return r;
 }

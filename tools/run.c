@@ -11,8 +11,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                   [--interval S] [--record FILE] [--top N] [-o FILE]\n"
-	      "                   [--] CMD [ARGS...]\n"
+	      "                   [--interval S] [--faults table|all|off]\n"
+	      "                   [--record FILE] [--top N] [-o FILE] [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with libptshare.so preloaded, so that every process it starts\n"
 	      "tells ptshared what it maps, and reports, once CMD and every process it\n"
@@ -27,6 +27,10 @@ static void usage(FILE *f)
 	      "  --html FILE     also write the report as an HTML page (0600)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
+	      "  --faults MODE   page faults seen on userfaultfds (docs/faults.md):\n"
+	      "                  table (default: each process's first in each 2 MiB\n"
+	      "                  span), all (every one: exact counts, slower),\n"
+	      "                  off (pagemap only)\n"
 	      "  --record FILE   keep the records in a trace file (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600) instead of stderr\n"

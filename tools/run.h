@@ -26,6 +26,7 @@ enum run_layout {
 struct run_options {
 	const char *name; /* "ptshare run": for messages */
 	const char *policies, *json, *html, *interval, *record, *top, *output;
+	const char *faults;
 	char **cmd;
 	enum run_layout layout;
 };

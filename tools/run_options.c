@@ -26,10 +26,12 @@ int run_options_parse(struct run_options *o, const char *name,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "faults", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	uint64_t n;
+	uint32_t mode;
 	int c;
 	*o = (struct run_options){ .name = name };
 	/* '+': the options end at CMD, whose own options are its own. */
@@ -52,6 +54,12 @@ int run_options_parse(struct run_options *o, const char *name,
 			break;
 		case 'r':
 			o->record = optarg;
+			break;
+		case 'f':
+			if (cli_faults(optarg, &mode))
+				return bad(name, usage, "--faults is table, all or off, not",
+					   optarg);
+			o->faults = optarg;
 			break;
 		case 'o':
 			o->output = optarg;

@@ -129,6 +129,7 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 		{ "--html", o->html },
 		{ "--interval", o->interval }, { "--record", o->record },
 		{ "--top", o->top }, { "--text", o->output },
+		{ "--faults", o->faults },
 	};
 	size_t n = 0;
 	argv[n++] = (char *)daemon_path;

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ptshare/wire.h"
+#include "uffd.h"
+
+#define TABLE_SPAN MM_SPAN(PT_PTE)  /* what one PTE table maps: 2 MiB */
+#define READ_MAX 64                 /* messages per read */
+/* Faults served at once: a process that faults without pause must not
+ * hold the loop (the others' forks wait for their ACK). */
+#define SERVE_MAX (4 * READ_MAX)
+
+void uffd_init(struct uffd *u)
+{
+	*u = (struct uffd){ .fd = -1 };
+}
+
+/* The one fd of a packet, or -1 when it brought none or several. */
+static int only_fd(const struct msghdr *m)
+{
+	int fd = -1, n = 0;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h;
+	     h = CMSG_NXTHDR((struct msghdr *)m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		n += (int)((h->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		memcpy(&fd, CMSG_DATA(h), sizeof(fd));
+	}
+	return n == 1 ? fd : -1;
+}
+
+/* Any fd may come from a client; only a userfaultfd gets its ioctls. */
+static bool is_userfaultfd(int fd)
+{
+	static const char want[] = "anon_inode:[userfaultfd]";
+	char path[64], target[sizeof(want)];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, target, sizeof(target));
+	return n == (ssize_t)sizeof(want) - 1 && !memcmp(target, want, (size_t)n);
+}
+
+bool uffd_take(struct uffd *u, const void *pkt, size_t len,
+	       const struct msghdr *m)
+{
+	struct pts_hello h;
+	if (u->fd >= 0 || len < sizeof(h))
+		return false;
+	memcpy(&h, pkt, sizeof(h));
+	if (h.h.type != PTS_HELLO || h.h.seq != 1 || !(h.flags & PTS_HELLO_UFFD))
+		return false;
+	int fd = only_fd(m);
+	if (fd < 0 || !is_userfaultfd(fd))
+		return false;
+	u->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return u->fd >= 0;
+}
+
+/* Non-blocking, as the ring's multishot poll needs (DESIGN.md section 5),
+ * and the features the registrations need; no non-cooperative events
+ * (EVENT_FORK needs CAP_SYS_PTRACE, and would stall every fork on us). */
+int uffd_start(struct uffd *u, uint32_t mode)
+{
+	struct uffdio_api api = {
+		.api = UFFD_API,
+		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM |
+			    UFFD_FEATURE_MISSING_HUGETLBFS,
+	};
+	int fl = fcntl(u->fd, F_GETFL);
+	if (fl < 0 || fcntl(u->fd, F_SETFL, fl | O_NONBLOCK) ||
+	    ioctl(u->fd, UFFDIO_API, &api)) {
+		int err = -errno;
+		uffd_close(u);
+		return err;
+	}
+	u->mode = mode;
+	u->started = true;
+	return 0;
+}
+
+/* Room for one more range at index i. */
+static int make_room(struct uffd *u, size_t i)
+{
+	if (u->nr == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 8;
+		struct uffd_range *p = realloc(u->r, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		u->r = p;
+		u->cap = cap;
+	}
+	memmove(&u->r[i + 1], &u->r[i], (u->nr - i) * sizeof(*u->r));
+	u->nr++;
+	return 0;
+}
+
+/* MISSING, and MINOR where it leaves the kernel's own sharing alone. */
+static bool do_register(struct uffd *u, uint64_t start, uint64_t end,
+			uint32_t huge_shift)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = end - start },
+		.mode = UFFDIO_REGISTER_MODE_MISSING |
+			(huge_shift ? 0 : UFFDIO_REGISTER_MODE_MINOR),
+	};
+	return !ioctl(u->fd, UFFDIO_REGISTER, &reg);
+}
+
+/* The parts of [start, end) not dealt with yet: registered (or tried, and
+ * noted as refused, so as not to be tried again: a read-only shared file,
+ * which the kernel refuses, say). */
+static int cover(struct uffd *u, uint64_t start, uint64_t end,
+		 uint32_t huge_shift)
+{
+	size_t i = 0;
+	while (i < u->nr && u->r[i].end <= start)
+		i++;
+	for (uint64_t at = start; at < end;) {
+		if (i < u->nr && u->r[i].start <= at) {
+			at = u->r[i++].end;
+			continue;
+		}
+		uint64_t to = i < u->nr && u->r[i].start < end ? u->r[i].start : end;
+		if (make_room(u, i))
+			return -ENOMEM;
+		u->r[i++] = (struct uffd_range){
+			at, to, huge_shift, do_register(u, at, to, huge_shift),
+		};
+		at = to;
+	}
+	return 0;
+}
+
+/* Shared shmem and hugetlb: what sharing is about that the kernel lets a
+ * userfaultfd see (SysV segments and files: EINVAL, DESIGN.md section 5). */
+static int sync_vma(const struct mm_vma_info *v, void *arg)
+{
+	struct uffd *u = arg;
+	if (!(v->flags & MM_VMA_SHARED) ||
+	    (v->obj.kind != MM_OBJ_SHMEM && v->obj.kind != MM_OBJ_HUGETLB))
+		return 0;
+	return cover(u, v->start, v->end,
+		     v->obj.kind == MM_OBJ_HUGETLB ? v->huge_shift : 0);
+}
+
+void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid)
+{
+	if (u->started)
+		mm_proc_vmas(w, (uint32_t)pid, sync_vma, u);
+}
+
+/* [start, end) left the kernel's registrations (unmapped, moved or mapped
+ * over): forgotten, cutting the ranges it meets. */
+static void forget(struct uffd *u, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < u->nr;) {
+		struct uffd_range *r = &u->r[i];
+		if (r->end <= start || r->start >= end) {
+			i++;
+		} else if (r->start < start && r->end > end) {
+			if (make_room(u, i + 1))
+				return; /* the tail is dealt with again */
+			u->r[i + 1] = u->r[i];
+			u->r[i].end = start;
+			u->r[i + 1].start = end;
+			return;
+		} else if (r->start < start) {
+			r->end = start;
+			i++;
+		} else if (r->end > end) {
+			r->start = end;
+			i++;
+		} else {
+			memmove(r, r + 1, (u->nr - i - 1) * sizeof(*r));
+			u->nr--;
+		}
+	}
+}
+
+/* A failed mremap (EFAULT) over ranges of ours: the kernel's VMAs there
+ * may be split by our registrations, which mremap does not cross.  The
+ * range is released (the pieces merge again) and registered anew from the
+ * model later; a range that is not ours to release stays as it is. */
+static void release_range(struct uffd *u, uint64_t start, uint64_t end)
+{
+	struct uffdio_range range = { .start = start, .len = end - start };
+	if (u->started && !ioctl(u->fd, UFFDIO_UNREGISTER, &range))
+		forget(u, start, end);
+}
+
+unsigned uffd_record(struct uffd *u, const void *pkt, size_t len)
+{
+	struct pts_hdr h;
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, pkt, sizeof(h));
+	if (h.type == PTS_MREMAP && len >= sizeof(struct pts_mremap)) {
+		struct pts_mremap m;
+		memcpy(&m, pkt, sizeof(m));
+		if (h.flags & PTS_F_FAILED) {
+			if (m.result_errno != EFAULT)
+				return 0;
+			release_range(u, m.old_addr, m.old_addr + m.old_len);
+			return UFFD_RECORD_ACK;
+		}
+		/* Without UFFD_FEATURE_EVENT_REMAP the kernel drops the
+		 * registration of what moves. */
+		forget(u, m.old_addr, m.old_addr + m.old_len);
+		forget(u, m.new_addr, m.new_addr + m.new_len);
+		return UFFD_RECORD_SYNC;
+	}
+	if (h.flags & PTS_F_FAILED)
+		return 0;
+	if (h.type == PTS_MMAP && len >= sizeof(struct pts_mmap)) {
+		struct pts_mmap m;
+		memcpy(&m, pkt, sizeof(m));
+		forget(u, m.addr, m.addr + m.len); /* MAP_FIXED over a range */
+		return UFFD_RECORD_SYNC;
+	}
+	if (h.type == PTS_MUNMAP && len >= sizeof(struct pts_range)) {
+		struct pts_range m;
+		memcpy(&m, pkt, sizeof(m));
+		forget(u, m.addr, m.addr + m.len);
+	}
+	return 0;
+}
+
+/* The range dealt with that holds addr; a page of its own (shmem) when
+ * none does, so that the fault is still let go. */
+static struct uffd_range range_of(const struct uffd *u, uint64_t addr)
+{
+	size_t lo = 0, hi = u->nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (u->r[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < u->nr && u->r[lo].start <= addr)
+		return u->r[lo];
+	return (struct uffd_range){ addr, addr + MM_PAGE_SIZE, 0, true };
+}
+
+/* The span of one table (2 MiB, or the huge page when larger) around
+ * addr, within r, unregistered: the kernel wakes the fault, which then
+ * completes as without us, and so does every later one there. */
+static int release(struct uffd *u, const struct uffd_range *r, uint64_t addr)
+{
+	uint64_t size = TABLE_SPAN;
+	if (r->huge_shift && (1ULL << r->huge_shift) > size)
+		size = 1ULL << r->huge_shift;
+	uint64_t start = addr & ~(size - 1), end = start + size;
+	start = start > r->start ? start : r->start;
+	end = end < r->end ? end : r->end;
+	struct uffdio_range range = { .start = start, .len = end - start };
+	return ioctl(u->fd, UFFDIO_UNREGISTER, &range) ? -errno : 0;
+}
+
+/* A huge page of zeros to copy from (read-only, never touched: the zero
+ * page backs it), made once per size. */
+static void *zeros(uint32_t shift)
+{
+	static void *made[64];
+	if (!made[shift]) {
+		void *p = mmap(NULL, 1ULL << shift, PROT_READ,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		made[shift] = p == MAP_FAILED ? NULL : p;
+	}
+	return made[shift];
+}
+
+/* What the kernel would have given: the page cache's page (MINOR), a new
+ * zeroed page (shmem: ZEROPAGE fills the cache), a zeroed huge page
+ * (hugetlb takes only COPY). */
+static int fill(struct uffd *u, const struct uffd_range *r, uint64_t addr,
+		uint64_t flags)
+{
+	int err;
+	if (flags & UFFD_PAGEFAULT_FLAG_MINOR) {
+		struct uffdio_continue c = { .range = { addr, MM_PAGE_SIZE } };
+		err = ioctl(u->fd, UFFDIO_CONTINUE, &c);
+	} else if (!r->huge_shift) {
+		struct uffdio_zeropage z = { .range = { addr, MM_PAGE_SIZE } };
+		err = ioctl(u->fd, UFFDIO_ZEROPAGE, &z);
+	} else {
+		uint64_t size = 1ULL << r->huge_shift;
+		void *src = r->huge_shift < 64 ? zeros(r->huge_shift) : NULL;
+		if (!src)
+			return -ENOMEM;
+		struct uffdio_copy c = {
+			.dst = addr & ~(size - 1), .src = (uint64_t)(uintptr_t)src,
+			.len = size,
+		};
+		err = ioctl(u->fd, UFFDIO_COPY, &c);
+	}
+	return err ? -errno : 0;
+}
+
+/*
+ * table: the span released.  all (or table when that failed): the page
+ * filled.  When the page came meanwhile (EEXIST), left (ENOENT: a hole
+ * punched) or the mm was busy (EAGAIN), a wake-up has the fault tried
+ * again; any other failure releases the span, so that the kernel serves
+ * the fault itself (a tmpfs out of space gives the program its SIGBUS, not
+ * an endless retry); a wake-up is the last resort.
+ */
+static void let_go(struct uffd *u, uint64_t addr, uint64_t flags)
+{
+	struct uffd_range r = range_of(u, addr);
+	if (u->mode == PTS_FAULTS_TABLE && !release(u, &r, addr))
+		return;
+	int err = fill(u, &r, addr, flags);
+	if (!err || err == -ESRCH) /* ESRCH: the process is gone */
+		return;
+	if (err != -EEXIST && err != -ENOENT && err != -EAGAIN &&
+	    !release(u, &r, addr))
+		return;
+	struct uffdio_range page = { .start = addr, .len = MM_PAGE_SIZE };
+	ioctl(u->fd, UFFDIO_WAKE, &page);
+}
+
+enum uffd_served uffd_serve(struct uffd *u, uffd_ready_fn *ready,
+			    uffd_seen_fn *seen, void *arg)
+{
+	struct uffd_msg msg[READ_MAX];
+	for (size_t served = 0; served < SERVE_MAX;) {
+		ssize_t n = read(u->fd, msg, sizeof(msg));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) /* EAGAIN: every fault is read */
+			return UFFD_SERVED_ALL;
+		if (!ready(arg))
+			return UFFD_SERVED_GONE;
+		served += (size_t)n / sizeof(*msg);
+		for (size_t i = 0; i < (size_t)n / sizeof(*msg); i++) {
+			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			uint64_t f = msg[i].arg.pagefault.flags;
+			uint64_t addr = msg[i].arg.pagefault.address &
+					~(MM_PAGE_SIZE - 1);
+			seen(arg, addr,
+			     (f & UFFD_PAGEFAULT_FLAG_WRITE ? PTS_FAULT_WRITE : 0) |
+			     (f & UFFD_PAGEFAULT_FLAG_MINOR ? PTS_FAULT_MINOR : 0));
+			let_go(u, addr, f);
+		}
+	}
+	return UFFD_SERVED_MORE;
+}
+
+int uffd_hello_errno(const void *pkt, size_t len)
+{
+	struct pts_hello h;
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, pkt, sizeof(h));
+	return h.h.type == PTS_HELLO && !(h.flags & PTS_HELLO_UFFD) ? h.uffd_errno : 0;
+}
+
+void uffd_say_unavailable(int err, uint32_t uid)
+{
+	char name[64];
+	struct passwd *pw = getpwuid(uid);
+	if (pw)
+		snprintf(name, sizeof(name), "%s", pw->pw_name);
+	else
+		snprintf(name, sizeof(name), "%u", uid);
+	fprintf(stderr, "ptshared: user %s cannot make a userfaultfd (%s): its "
+		"page faults are seen through pagemap only\n", name, strerror(err));
+	if (err == EACCES)
+		fprintf(stderr, "ptshared: to allow it: setfacl -m u:%s:rw "
+			"/dev/userfaultfd (docs/run.md: allowing a user "
+			"/dev/userfaultfd)\n", name);
+	else
+		fputs("ptshared: see docs/run.md: allowing a user "
+		      "/dev/userfaultfd\n", stderr);
+}
+
+void uffd_close(struct uffd *u)
+{
+	if (u->fd >= 0)
+		close(u->fd);
+	free(u->r);
+	uffd_init(u);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The userfaultfd of one traced process (DESIGN.md section 4, docs/faults.md).
+ * The shim sends it with PTS_HELLO and closes its own copy, so the daemon
+ * holds the only reference: if the daemon dies, the kernel drops the
+ * registrations and the program's faults proceed as without us.
+ *
+ * The daemon registers the process's shared memory that the kernel lets it
+ * (shmem, memfd and shared anonymous memory: MISSING and MINOR; hugetlb:
+ * MISSING only, since MINOR would switch the kernel's own PMD sharing off),
+ * as the model sees it, and hands every fault to the model before it lets
+ * the process go on.  A fault is always let go: resolved (all), its span
+ * unregistered (table, or when resolving failed: the kernel then serves it
+ * as without us), or at worst woken.
+ */
+#ifndef PTSHARED_UFFD_H
+#define PTSHARED_UFFD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ptshare/mm.h"
+
+/* A range the daemon registered, or tried to: dealt with, never asked
+ * again (in table mode, spans released after their first fault stay in). */
+struct uffd_range {
+	uint64_t start, end;
+	uint32_t huge_shift; /* hugetlb page size, 0 for shmem */
+	bool registered;     /* the kernel took it */
+};
+
+struct uffd {
+	int fd;              /* -1: none */
+	uint32_t mode;       /* enum pts_faults, once started */
+	bool started;        /* UFFDIO_API done: faults can come */
+	bool due;            /* its poll fired: read at the end of the batch */
+	struct uffd_range *r; /* sorted, disjoint */
+	size_t nr, cap;
+};
+
+/* A process's fault as the model takes it (PTS_FAULT_* flags). */
+typedef void uffd_seen_fn(void *arg, uint64_t addr, uint32_t flags);
+
+void uffd_init(struct uffd *u);
+/* Keeps the userfaultfd a packet brought, when it is a PTS_HELLO with
+ * PTS_HELLO_UFFD and the one fd is a userfaultfd; the caller still closes
+ * the fds of the packet.  Whether one is kept now. */
+bool uffd_take(struct uffd *u, const void *pkt, size_t len,
+	       const struct msghdr *m);
+/* UFFDIO_API with the features mode needs (a PTS_FAULTS_* other than
+ * off).  0, or -errno (then the fd is closed: the process runs on
+ * without it). */
+int uffd_start(struct uffd *u, uint32_t mode);
+/* Registers the shared memory of pid in w (the linux world) not dealt with
+ * yet.  After start, and whenever the model may have new mappings. */
+void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid);
+/* What a record asks of the daemon, besides the ingest (uffd_record). */
+enum uffd_record_action {
+	UFFD_RECORD_SYNC = 1u << 0, /* new mappings may need registering */
+	UFFD_RECORD_ACK = 1u << 1,  /* ack it: the shim waits to try again */
+};
+/*
+ * A record the process sent (pkt, len bytes, as received): the ranges an
+ * mmap, munmap or mremap took from the kernel's registrations are
+ * forgotten, to be registered again if they are still mapped.  An mremap
+ * that failed with EFAULT may have met a VMA our registrations split: the
+ * range is released, and the shim waits for an ACK to try again (always
+ * sent, userfaultfd or not).  Returns enum uffd_record_action flags.
+ */
+unsigned uffd_record(struct uffd *u, const void *pkt, size_t len);
+/* Before the faults of one read are handed on: false when the process is
+ * gone meanwhile, and its struct uffd with it. */
+typedef bool uffd_ready_fn(void *arg);
+
+enum uffd_served {
+	UFFD_SERVED_ALL,  /* none left */
+	UFFD_SERVED_MORE, /* stopped at the bound: call again before waiting
+			   * (the poll may not fire again for those queued) */
+	UFFD_SERVED_GONE, /* ready() said the process is gone */
+};
+/* Reads the faults queued; for each read, calls ready, then hands each
+ * fault to seen and lets it go. */
+enum uffd_served uffd_serve(struct uffd *u, uffd_ready_fn *ready,
+			    uffd_seen_fn *seen, void *arg);
+/* The errno a PTS_HELLO without a userfaultfd gives for it (0: none, or
+ * not such a packet). */
+int uffd_hello_errno(const void *pkt, size_t len);
+/* Says on stderr that processes of uid have no userfaultfd, and the fix. */
+void uffd_say_unavailable(int err, uint32_t uid);
+/* Closes the fd (every ring request on it must be over): the kernel drops
+ * the registrations and wakes what waits. */
+void uffd_close(struct uffd *u);
+
+#endif
