@@ -22,7 +22,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare aslr [--policy LIST] [--json FILE] [--interval S]\n"
-	      "                    [--top N] [-o FILE] [--] CMD [ARGS...]\n"
+	      "                    [--faults table|all|off] [--top N] [-o FILE]\n"
+	      "                    [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD twice as `ptshare run` does: first with addresses randomised\n"
 	      "as the system does, then without randomisation (personality\n"
@@ -39,6 +40,8 @@ static void usage(FILE *f)
 	      "                  JSON document to FILE (0600; '-': stdout)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
+	      "  --faults MODE   page faults seen on userfaultfds, as for ptshare run:\n"
+	      "                  table (default), all or off\n"
 	      "  --top N         changed mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text to FILE (0600) instead of stderr\n"
 	      "\n"
@@ -145,9 +148,11 @@ int cmd_aslr(int argc, char **argv)
 	int r = run_options_parse(&o, "ptshare aslr", usage, argc, argv);
 	if (r >= 0)
 		return r;
-	if (o.record) {
-		fputs("ptshare aslr: --record is for ptshare run: a trace holds "
-		      "one run\n", stderr);
+	/* Options of ptshare run for one run's report, not for two. */
+	if (o.record || o.html) {
+		fprintf(stderr, "ptshare aslr: %s is for ptshare run: it holds "
+			"one run (--json holds both)\n",
+			o.record ? "--record" : "--html");
 		usage(stderr);
 		return 2;
 	}

@@ -357,6 +357,10 @@ static void test_usage(void **state)
 	       "usage: ptshare aslr");
 	expect((const char *[]){ "aslr", "--record", "t", "--", "/bin/true", NULL },
 	       2, "--record is for ptshare run");
+	expect((const char *[]){ "aslr", "--html", "h", "--", "/bin/true", NULL },
+	       2, "--html is for ptshare run");
+	expect((const char *[]){ "aslr", "--faults", "some", "--", "/bin/true",
+				 NULL }, 2, "--faults is table, all or off");
 	expect((const char *[]){ "aslr", "--top", "many", "--", "/bin/true", NULL },
 	       2, "bad number 'many'");
 	expect((const char *[]){ "aslr", "--policy", "no-such-policy", "--",
