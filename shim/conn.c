@@ -116,13 +116,31 @@ bool conn_is_ours(void)
 	       st.st_ino == shim_proc.fd_ino;
 }
 
-int conn_send(const struct iovec *iov, int n, int pass_fd)
+/* Room in the socket for a record, until deadline. */
+static bool wait_room(int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		struct pollfd p = { .fd = shim_proc.fd, .events = POLLOUT };
+
+		if (left <= 0)
+			return false;
+		long r = syscall(SYS_poll, &p, 1, (int)left);
+		if (r > 0)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return false;
+	}
+}
+
+int conn_send(const struct iovec *iov, int n, int pass_fd, bool wait)
 {
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
+	int64_t deadline = wait ? now_ms() + shim_cfg.wait_ms : 0;
 
 	if (pass_fd >= 0) {
 		m.msg_control = ctl.buf;
@@ -134,8 +152,9 @@ int conn_send(const struct iovec *iov, int n, int pass_fd)
 		*(int *)CMSG_DATA(h) = pass_fd;
 	}
 	/* MSG_NOSIGNAL: a dead daemon must not SIGPIPE the program. */
-	if (syscall(SYS_sendmsg, shim_proc.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		return -errno;
+	while (syscall(SYS_sendmsg, shim_proc.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		if ((errno != EAGAIN && errno != ENOBUFS) || !wait || !wait_room(deadline))
+			return -errno;
 	return 0;
 }
 

@@ -71,10 +71,10 @@ static void hello(uint32_t flags)
 	exe_name(m.exe, sizeof(m.exe));
 	if (uffd >= 0)
 		m.flags |= PTS_HELLO_UFFD;
-	rec_send(NULL, PTS_HELLO, &m.h, sizeof(m), uffd);
+	bool sent = rec_send(NULL, PTS_HELLO, &m.h, sizeof(m), uffd);
 	if (uffd >= 0)
 		syscall(SYS_close, uffd);
-	if (atomic_load(&shim_proc.active) && !conn_wait_ack(m.h.seq))
+	if (sent && !conn_wait_ack(m.h.seq))
 		shim_say("no ACK of HELLO within wait_ms", NULL, shim_cfg.wait_ms);
 }
 
@@ -133,8 +133,7 @@ void proc_exit(int status)
 	if (!shim_enter(&c))
 		return;
 	struct pts_exit m = { .status = status };
-	rec_send(&c, PTS_EXIT, &m.h, sizeof(m), -1);
-	if (atomic_load(&shim_proc.active) && !conn_wait_ack(m.h.seq))
+	if (rec_send(&c, PTS_EXIT, &m.h, sizeof(m), -1) && !conn_wait_ack(m.h.seq))
 		shim_say("no ACK of EXIT within wait_ms", NULL, shim_cfg.wait_ms);
 	/* EXIT is the connection's last record. */
 	atomic_store(&shim_proc.active, false);

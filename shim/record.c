@@ -33,46 +33,62 @@ static void stamp(struct pts_hdr *h, uint16_t type, size_t size,
 	h->flags = c && c->failed ? PTS_F_FAILED : 0;
 }
 
-static bool send_one(struct pts_hdr *h, size_t size, const struct shim_call *c,
-		     int pass_fd)
+/* 0, or the errno of a send that failed. */
+static int send_one(struct pts_hdr *h, size_t size, const struct shim_call *c,
+		    int pass_fd, bool wait)
 {
 	struct iovec iov[2] = {
 		{ h, size },
 		{ c ? (void *)c->frames : NULL, h->size - size },
 	};
-	int err = -conn_send(iov, 2, pass_fd);
 
-	if (!err)
+	return -conn_send(iov, 2, pass_fd, wait);
+}
+
+/* No room: the record is lost, and the daemon will see the gap.  Anything
+ * else: the daemon is gone. */
+static bool send_dropped(int err)
+{
+	if (err == EAGAIN || err == ENOBUFS)
 		return true;
-	if (err == EAGAIN || err == ENOBUFS) {
-		shim_proc.lost++;
-		return false;
-	}
 	shim_quiet("the connection failed", err == EPIPE || err == ECONNRESET ||
 					     err == ECONNREFUSED || err == ENOTCONN);
 	return false;
 }
 
-void rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
+bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 	      size_t size, int pass_fd)
 {
+	/* HELLO and EXIT wait (within wait_ms) for room in the socket: the
+	 * daemon acks them, the process waits for that ACK anyway, and EXIT's
+	 * checkpoint is the process's last. */
+	bool wait = type == PTS_HELLO || type == PTS_EXIT;
+
 	if (!atomic_load(&shim_proc.active))
-		return;
+		return false;
 	if (!conn_is_ours()) {
 		shim_quiet("the program took the connection's fd", false);
-		return;
+		return false;
 	}
 	if (shim_proc.lost) {
 		/* A failed PTS_LOST counts itself in. */
 		struct pts_lost lost = { .records = shim_proc.lost };
 		stamp(&lost.h, PTS_LOST, sizeof(lost), NULL);
-		if (send_one(&lost.h, sizeof(lost), NULL, -1))
+		int err = send_one(&lost.h, sizeof(lost), NULL, -1, wait);
+		if (!err)
 			shim_proc.lost -= lost.records;
-		if (!atomic_load(&shim_proc.active))
-			return;
+		else if (send_dropped(err))
+			shim_proc.lost++;
+		else
+			return false;
 	}
 	stamp(h, type, size, c);
-	send_one(h, size, c, pass_fd);
+	int err = send_one(h, size, c, pass_fd, wait);
+	if (!err)
+		return true;
+	if (send_dropped(err))
+		shim_proc.lost++;
+	return false;
 }
 
 void shim_quiet(const char *why, bool daemon_gone)

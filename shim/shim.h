@@ -134,8 +134,9 @@ extern struct shim_real shim_real;
 void real_resolve(void);
 
 /* record.c: numbers, stamps and sends one record (body and frames of c, or
- * none when c is NULL); pass_fd >= 0 goes along with SCM_RIGHTS. */
-void rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
+ * none when c is NULL); pass_fd >= 0 goes along with SCM_RIGHTS.  Whether
+ * it was sent: only then may an ACK be waited for. */
+bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 	      size_t size, int pass_fd);
 /* Stop sending: the daemon is gone, or the fd is no longer ours. */
 void shim_quiet(const char *why, bool daemon_gone);
@@ -149,7 +150,8 @@ static inline int32_t shim_errno(const struct shim_call *c)
 /* conn.c */
 int conn_open(void);                    /* a connected fd, moved high */
 bool conn_is_ours(void);
-int conn_send(const struct iovec *iov, int n, int pass_fd);
+/* 0 or -errno; wait: for room in the socket, within wait_ms. */
+int conn_send(const struct iovec *iov, int n, int pass_fd, bool wait);
 bool conn_wait_ack(uint32_t seq);
 int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */
 

@@ -352,8 +352,11 @@ void assert_finals_exact(const struct jr_value *doc, size_t n)
 	assert_int_equal(jr_len(finals), n);
 }
 
-/* The trace format: docs/wire-protocol.md. */
-size_t trace_timer_checkpoints(const char *path, int32_t pid)
+/* The trace format: docs/wire-protocol.md.  The records of the trace at
+ * path so far for which match(record, arg) holds. */
+static size_t trace_count(const char *path,
+			  bool (*match)(const struct pts_hdr *h, const void *arg),
+			  const void *arg)
 {
 	FILE *f = fopen(path, "rb");
 	size_t n = 0;
@@ -372,11 +375,32 @@ size_t trace_timer_checkpoints(const char *path, int32_t pid)
 	       rec.h.size >= sizeof(rec.h) && rec.h.size <= sizeof(rec) &&
 	       (rec.h.size == sizeof(rec.h) ||
 		fread(rec.bytes + sizeof(rec.h), rec.h.size - sizeof(rec.h), 1, f) == 1))
-		n += rec.h.type == PTS_CK_BEGIN && rec.b.pid == pid &&
-		     rec.b.reason == PTS_CK_TIMER;
+		n += match(&rec.h, arg);
 out:
 	fclose(f);
 	return n;
+}
+
+static bool is_timer_checkpoint(const struct pts_hdr *h, const void *pid)
+{
+	const struct pts_ck_begin *b = (const struct pts_ck_begin *)h;
+	return h->type == PTS_CK_BEGIN && b->pid == *(const int32_t *)pid &&
+	       b->reason == PTS_CK_TIMER;
+}
+
+size_t trace_timer_checkpoints(const char *path, int32_t pid)
+{
+	return trace_count(path, is_timer_checkpoint, &pid);
+}
+
+static bool is_type(const struct pts_hdr *h, const void *type)
+{
+	return h->type == *(const uint16_t *)type;
+}
+
+size_t trace_records(const char *path, uint16_t type)
+{
+	return trace_count(path, is_type, &type);
 }
 
 bool eventually(bool (*cond)(const void *arg), const void *arg)

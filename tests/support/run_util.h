@@ -80,6 +80,8 @@ void assert_finals_exact(const struct jr_value *doc, size_t n);
 
 /* CK_BEGIN records of the timer for pid in the trace at path so far. */
 size_t trace_timer_checkpoints(const char *path, int32_t pid);
+/* Records of that type in the trace at path so far. */
+size_t trace_records(const char *path, uint16_t type);
 
 /* ptshared on its own, in a fresh private directory: its socket, and its
  * reports and trace (report.json, report.txt, trace) in that directory. */

@@ -58,11 +58,13 @@ void assert_same_run(const struct cmd *a, int a_status, const struct cmd *b,
 void torture_traced(struct torture *t, const char *const opts[],
 		    const char *const argv[])
 {
-	const char *args[ARGS_MAX] = { PTSHARE_PATH, "run", "--json", NULL, "-o" };
-	size_t n = 5;
+	const char *args[ARGS_MAX] = { PTSHARE_PATH, "run", "--json", NULL, "-o",
+				       NULL, "--record", NULL };
+	size_t n = 8;
 	tmp_make(t->dir, sizeof(t->dir));
 	args[3] = tmp_path(t->dir, "report.json");
-	args[n++] = tmp_path(t->dir, "report.txt");
+	args[5] = tmp_path(t->dir, "report.txt");
+	args[7] = tmp_path(t->dir, "trace");
 	for (size_t i = 0; opts && opts[i]; i++)
 		args[n++] = opts[i];
 	args[n++] = "--";
@@ -86,12 +88,18 @@ void torture_compare(struct torture *t, const char *const opts[],
 
 void torture_free(struct torture *t)
 {
-	static const char *const files[] = { "report.json", "report.txt", NULL };
+	static const char *const files[] = { "report.json", "report.txt", "trace",
+					     NULL };
 	jr_free(t->doc);
 	cmd_free(&t->plain);
 	cmd_free(&t->traced);
 	tmp_remove(t->dir, files);
 	memset(t, 0, sizeof(*t));
+}
+
+const char *torture_trace(const struct torture *t)
+{
+	return tmp_path(t->dir, "trace");
 }
 
 size_t assert_models_at_most_kernel(const struct jr_value *doc, size_t unread)

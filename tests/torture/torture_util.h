@@ -28,14 +28,16 @@ int torture_setup(void **state);
 int torture_teardown(void **state);
 
 /* Runs argv (argv[0] NULL: torture_subject) plainly, then as `ptshare run
- * --json F -o F' OPTS -- argv`, asserts the same stdout, stderr and exit
- * status, and reads the report. */
+ * --json F -o F' --record F'' OPTS -- argv`, asserts the same stdout,
+ * stderr and exit status, and reads the report.  torture_trace() names the
+ * trace. */
 void torture_compare(struct torture *t, const char *const opts[],
 		     const char *const argv[]);
 /* Only the traced run, for scenarios whose output is compared otherwise. */
 void torture_traced(struct torture *t, const char *const opts[],
 		    const char *const argv[]);
 void torture_free(struct torture *t);
+const char *torture_trace(const struct torture *t);
 
 /* Asserts that stdout, stderr and status of a and b are the same. */
 void assert_same_run(const struct cmd *a, int a_status, const struct cmd *b,

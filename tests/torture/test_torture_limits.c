@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The torture suite, limits (docs/promises.md): a program that maps until
+ * vm.max_map_count stops it.  Under `ptshare run` it reaches the same
+ * limit, with exactly the shim's own mappings fewer of its own; the report
+ * counts every record it could not receive.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ptshare/wire.h"
+#include "torture_subject.h"
+#include "torture_util.h"
+
+/* The shim's own mappings, at most: its library, libunwind, liblzma and
+ * libgcc_s (5 each here), and libunwind's cache. */
+#define SHIM_MAPPINGS_MAX 32
+
+struct maxmap {
+	long limit, before, mapped, after;
+};
+
+static struct maxmap maxmap_said(const char *text)
+{
+	struct maxmap m = { -1, -1, -1, -1 };
+	const char *second = strchr(text, '\n');
+	assert_non_null(second);
+	assert_int_equal(sscanf(text, "maxmap: limit %ld mappings, reached with ENOMEM",
+				&m.limit), 1);
+	assert_int_equal(sscanf(second + 1, "maxmap: before %ld, mapped %ld, after %ld",
+				&m.before, &m.mapped, &m.after), 3);
+	return m;
+}
+
+/*
+ * One-page mappings until mmap fails with ENOMEM.  Both runs stop at the
+ * same number of mappings in the process; the program's own are fewer
+ * under ptshare by what it had before it began, the shim's mappings: so
+ * its first line is the same, its second differs by exactly that.  The
+ * daemon cannot keep up with 131,000 records in a burst: records are lost,
+ * but not its HELLO and EXIT.
+ */
+static void test_max_map_count(void **state)
+{
+	const char *argv[] = { NULL, "maxmap", NULL };
+	const char *plain_argv[] = { TORTURE_SUBJECT_PATH, "maxmap", NULL };
+	struct torture t;
+	torture_traced(&t, NULL, argv);
+	int plain_status = cmd_run(&t.plain, plain_argv, NULL);
+	assert_int_equal(plain_status, 0);
+	assert_int_equal(t.status, plain_status);
+	assert_string_equal(t.traced.text[1], t.plain.text[1]);
+	const struct maxmap p = maxmap_said(t.plain.text[0]);
+	const struct maxmap s = maxmap_said(t.traced.text[0]);
+	assert_int_equal(s.limit, p.limit);
+	assert_int_equal(s.before + s.mapped, p.before + p.mapped);
+	assert_true(s.before > p.before && s.before - p.before <= SHIM_MAPPINGS_MAX);
+	assert_int_equal(p.after, p.before);
+	assert_int_equal(s.after, s.before);
+
+	/* HELLO and EXIT waited for room in the socket: the daemon has
+	 * them, whatever else it lost. */
+	const char *trace = torture_trace(&t);
+	assert_int_equal(trace_records(trace, PTS_HELLO), 1);
+	assert_int_equal(trace_records(trace, PTS_EXIT), 1);
+	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 1);
+	assert_models_at_most_kernel(t.doc, 0);
+	print_message("maxmap: %ld mappings of the shim's\n", s.before - p.before);
+	torture_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_max_map_count, torture_setup, torture_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
