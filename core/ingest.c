@@ -739,11 +739,15 @@ void ingest_capture_peak(struct ingest *g)
 	report_free(&g->peak);
 	g->peak = r;
 	g->peak_tables = total;
+	g->peak_symbolized = false;
 }
 
-const struct report *ingest_report(struct ingest *g)
+/* The peak as it stands, with every process at its last checkpoint: the
+ * finals are replaced, and the call sites named once per peak (from the
+ * files as they are when it is first reported), so that reporting again
+ * changes nothing and keeps nothing more. */
+static const struct report *report_of_peak(struct ingest *g)
 {
-	ingest_capture_peak(g);
 	size_t n = g->nfinals + g->nsess;
 	struct report_final *all = calloc(n + 1, sizeof(*all));
 	if (all) {
@@ -754,8 +758,20 @@ const struct report *ingest_report(struct ingest *g)
 		report_set_finals(&g->peak, all, n, &g->stream);
 		free(all);
 	}
-	/* Symbolised now, from the files as they are at report time. */
-	if (g->symbols || (g->symbols = symbols_new()))
+	if (!g->peak_symbolized && (g->symbols || (g->symbols = symbols_new()))) {
 		report_symbolize(&g->peak, g->symbols);
+		g->peak_symbolized = true;
+	}
 	return &g->peak;
+}
+
+const struct report *ingest_report(struct ingest *g)
+{
+	ingest_capture_peak(g);
+	return report_of_peak(g);
+}
+
+const struct report *ingest_report_now(struct ingest *g)
+{
+	return report_of_peak(g);
 }

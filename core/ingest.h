@@ -79,5 +79,10 @@ size_t ingest_live(const struct ingest *g);
  * process seen at its last checkpoint.  Owned by the ingest, valid until
  * its next call. */
 const struct report *ingest_report(struct ingest *g);
+/* The same report while the run goes on (`ptshare report`), changing
+ * nothing the final one will show: the peak as the checkpoints so far
+ * found it (the moment of the call is not taken), every process at its
+ * last checkpoint.  Owned by the ingest, valid until its next call. */
+const struct report *ingest_report_now(struct ingest *g);
 
 #endif

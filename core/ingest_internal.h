@@ -82,6 +82,7 @@ struct ingest {
 	struct fs_cache *fs;     /* live: the mounts, per mount namespace */
 	struct report peak;
 	uint64_t peak_tables;
+	bool peak_symbolized;    /* its call sites named, once per peak */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;

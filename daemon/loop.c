@@ -22,12 +22,14 @@
 #define READ_ON_MAX 64
 #define DRAIN_MAX 4096
 #define ACCEPT_RETRY_NS 100000000 /* after an accept failed (EMFILE...) */
+#define REPORT_WAIT_S 10 /* for a report client's request, once connected */
 
 /* A request's kind rides in the low bits of its user data, beside the
- * connection it is for (allocations are at least 8-byte aligned). */
+ * connection (or report client) it is for: allocations are aligned as
+ * max_align_t. */
 enum req { REQ_ACCEPT = 1, REQ_ACCEPT_RETRY, REQ_RECV, REQ_TIMER, REQ_SIGNAL,
-	   REQ_CANCEL, REQ_UFFD };
-#define REQ_MASK 7u
+	   REQ_CANCEL, REQ_UFFD, REQ_REPORT };
+#define REQ_MASK 15u
 _Static_assert(alignof(max_align_t) > REQ_MASK, "connections carry the kind");
 
 static struct io_uring_sqe *sqe_get(struct loop *l)
@@ -78,6 +80,30 @@ static void arm_uffd(struct loop *l, struct conn *c)
 	struct io_uring_sqe *s = sqe_get(l);
 	io_uring_prep_poll_multishot(s, c->uf.fd, POLLIN);
 	own(l, s, REQ_UFFD, c);
+}
+
+/* The report socket's accept (its completions carry no client), and a
+ * client's request, which has REPORT_WAIT_S to come: a client that says
+ * nothing holds a socket that long, never the loop. */
+static void arm_report_accept(struct loop *l)
+{
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_multishot_accept(s, l->cfg.report_fd, NULL, NULL, SOCK_CLOEXEC);
+	own(l, s, REQ_REPORT, NULL);
+}
+
+static void arm_report_recv(struct loop *l, struct control_client *cl)
+{
+	if (io_uring_sq_space_left(&l->ring) < 2) /* the link in one submit */
+		io_uring_submit(&l->ring);
+	struct io_uring_sqe *s = sqe_get(l);
+	io_uring_prep_recvmsg(s, cl->fd, &cl->msg, MSG_CMSG_CLOEXEC);
+	io_uring_sqe_set_flags(s, IOSQE_IO_LINK);
+	io_uring_sqe_set_data64(s, (uint64_t)(uintptr_t)cl | REQ_REPORT);
+	l->inflight++;
+	s = sqe_get(l);
+	io_uring_prep_link_timeout(s, &l->report_wait, 0);
+	own(l, s, REQ_CANCEL, NULL);
 }
 
 static void arm_timer(struct loop *l)
@@ -332,10 +358,64 @@ static void accepted(struct loop *l, int res, bool more)
 		return;
 	/* A failure (EMFILE: the connection stays in the backlog) would come
 	 * straight back: try again a little later. */
-	if (res < 0)
+	if (res < 0) {
+		l->accept_down = true;
 		arm_accept_retry(l);
-	else
+	} else {
 		arm_accept(l);
+	}
+}
+
+/* The accepts that ended on a failure, a little later. */
+static void accept_again(struct loop *l)
+{
+	if (l->stopping)
+		return;
+	if (l->accept_down)
+		arm_accept(l);
+	if (l->report_accept_down)
+		arm_report_accept(l);
+	l->accept_down = l->report_accept_down = false;
+}
+
+/* A connection to the report socket (cl NULL, res its fd) or a client's
+ * request.  Served after the batch, as the timer's checkpoints are (see
+ * tick): a request that wants every process read first makes the tick due,
+ * whose reading is the timer's own. */
+static void report_completed(struct loop *l, struct control_client *cl,
+			     int res, bool more)
+{
+	if (cl) {
+		if (res < 0 || !control_request(cl, (size_t)res)) {
+			control_free(cl); /* timed out, cancelled, refused */
+		} else if (l->stopping) {
+			control_refuse(cl, ESHUTDOWN);
+			control_free(cl);
+		} else {
+			l->tick_due |= control_wants_read(cl);
+			cl->next = l->reports;
+			l->reports = cl;
+		}
+		return;
+	}
+	if (res >= 0 && (cl = control_accept(res))) {
+		if (!l->stopping) {
+			arm_report_recv(l, cl);
+		} else {
+			control_refuse(cl, ESHUTDOWN);
+			control_free(cl);
+		}
+	}
+	if (more || l->stopping)
+		return;
+	/* A failure (EMFILE) is retried in silence: the client waits in the
+	 * backlog, and our stderr may be the program's. */
+	if (res < 0) {
+		l->report_accept_down = true;
+		arm_accept_retry(l);
+	} else {
+		arm_report_accept(l);
+	}
 }
 
 /* The userfaultfd's poll: faults are read at the end of the batch (see
@@ -377,8 +457,14 @@ static void signalled(struct loop *l, int res)
 static void complete(struct loop *l, const struct io_uring_cqe *cqe)
 {
 	enum req kind = (enum req)(cqe->user_data & REQ_MASK);
-	struct conn *c = (struct conn *)(uintptr_t)(cqe->user_data & ~(uint64_t)REQ_MASK);
+	void *p = (void *)(uintptr_t)(cqe->user_data & ~(uint64_t)REQ_MASK);
 	bool more = cqe->flags & IORING_CQE_F_MORE;
+	if (kind == REQ_REPORT) {
+		l->inflight -= !more;
+		report_completed(l, p, cqe->res, more);
+		return;
+	}
+	struct conn *c = p;
 	if (!more) {
 		l->inflight--;
 		if (c)
@@ -389,8 +475,7 @@ static void complete(struct loop *l, const struct io_uring_cqe *cqe)
 		accepted(l, cqe->res, more);
 		break;
 	case REQ_ACCEPT_RETRY:
-		if (!l->stopping)
-			arm_accept(l);
+		accept_again(l);
 		break;
 	case REQ_RECV:
 		received(l, c, cqe->res);
@@ -405,6 +490,7 @@ static void complete(struct loop *l, const struct io_uring_cqe *cqe)
 		uffd_polled(l, c, cqe->res, more);
 		break;
 	case REQ_CANCEL:
+	case REQ_REPORT:
 		break;
 	}
 }
@@ -472,6 +558,17 @@ static void serve_faults(struct loop *l)
 	}
 }
 
+/* The live reports asked for in the batch, after its checkpoints. */
+static void serve_reports(struct loop *l)
+{
+	while (l->reports) {
+		struct control_client *cl = l->reports;
+		l->reports = cl->next;
+		control_answer(cl, ingest_report_now(l->g));
+		control_free(cl);
+	}
+}
+
 /* Submits what is queued, waits for a completion, handles all there are. */
 static int turn(struct loop *l)
 {
@@ -500,6 +597,7 @@ static int turn(struct loop *l)
 	serve_faults(l);
 	if (l->tick_due)
 		tick(l);
+	serve_reports(l);
 	return 0;
 }
 
@@ -509,6 +607,7 @@ int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg)
 		.g = g, .cfg = *cfg, .signal_fd = -1,
 		.interval = { .tv_sec = cfg->interval_s },
 		.accept_retry = { .tv_nsec = ACCEPT_RETRY_NS },
+		.report_wait = { .tv_sec = REPORT_WAIT_S },
 	};
 	/* DEFER_TASKRUN: completions are made only while the loop waits,
 	 * which tick() relies on (and which saves interrupting the work). */
@@ -528,6 +627,8 @@ int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg)
 		return r;
 	}
 	arm_accept(l);
+	if (cfg->report_fd >= 0)
+		arm_report_accept(l);
 	arm_signal(l);
 	if (cfg->interval_s)
 		arm_timer(l);

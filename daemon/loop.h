@@ -2,10 +2,11 @@
 /*
  * The daemon's event loop: one io_uring ring, one thread.  Every wait is a
  * ring request: a multishot accept on the listening socket, one recvmsg per
- * connection (a packet at a time), the checkpoint timer, and a read of the
- * signalfd that ends the run, and a multishot poll of each process's
- * userfaultfd.  Acks go out as they are made, with non-blocking sends: a
- * peer that is full or gone never holds the loop up.
+ * connection (a packet at a time), the checkpoint timer, a read of the
+ * signalfd that ends the run, a multishot poll of each process's
+ * userfaultfd, and the live reports' accept and requests.  Acks go out as
+ * they are made, with non-blocking sends: a peer that is full or gone
+ * never holds the loop up.
  */
 #ifndef PTSHARED_LOOP_H
 #define PTSHARED_LOOP_H
@@ -17,10 +18,12 @@
 #include <sys/signalfd.h>
 
 #include "conns.h"
+#include "control.h"
 #include "ingest.h"
 
 struct loop_config {
 	int listen_fd;
+	int report_fd;         /* live reports' listening socket, or -1 */
 	unsigned interval_s;   /* timer checkpoints; 0: none */
 	const sigset_t *stop;  /* blocked signals that end the run */
 	FILE *trace;           /* flushed whenever the loop waits, or NULL */
@@ -33,16 +36,19 @@ struct loop {
 	struct ingest *g;
 	struct loop_config cfg;
 	int signal_fd;
-	struct __kernel_timespec interval, accept_retry;
+	struct __kernel_timespec interval, accept_retry, report_wait;
 	struct signalfd_siginfo sig;
 	struct conns conns;
 	int *accepted;         /* connections accepted in this batch */
 	size_t naccepted, cap_accepted;
 	struct burst *burst;   /* what drain_conn() reads into */
+	struct control_client *reports; /* requests to serve after the batch */
 	unsigned inflight;     /* requests the ring holds */
 	bool stopping;
 	bool tick_due;         /* the timer fired: checkpoints after the batch */
 	bool accept_failing;   /* said once, until an accept succeeds again */
+	bool accept_down;      /* armed again at the retry: the shims' accept */
+	bool report_accept_down; /* ...and the report socket's */
 	bool faults_due;       /* a userfaultfd was left with faults to read */
 	bool told_no_uffd;     /* a process without one: said once */
 };

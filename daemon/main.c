@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ingest.h"
@@ -54,20 +55,45 @@ static void say_ready(int fd)
 	close(fd);
 }
 
+/* A listening socket of type at path (none when path is NULL): its fd,
+ * -1 when there is none, or -2 with the message printed. */
+static int start_listening(const char *path, int type)
+{
+	int fd = path ? listen_open(path, type) : -1;
+	if (path && fd < 0) {
+		fprintf(stderr, "ptshared: cannot listen on %s: %s\n", path,
+			strerror(-fd));
+		return -2;
+	}
+	return fd;
+}
+
+/* Processes starting from now on connect to nothing and run untraced at
+ * once, instead of waiting for an ACK that would not come; a report
+ * client is told there is no daemon. */
+static void stop_listening(int fd, const char *path)
+{
+	if (fd < 0)
+		return;
+	close(fd);
+	unlink(path);
+}
+
 /* Serves until the stop signal, then the last checkpoint and the report. */
 static int serve(struct ingest *g, const struct worlds *ws,
 		 const struct daemon_options *o, const sigset_t *stop,
 		 struct outputs *out)
 {
-	int lfd = listen_open(o->socket);
-	if (lfd < 0) {
-		fprintf(stderr, "ptshared: cannot listen on %s: %s\n", o->socket,
-			strerror(-lfd));
+	int lfd = start_listening(o->socket, SOCK_SEQPACKET);
+	int rfd = lfd < 0 ? -1 : start_listening(o->report_socket, SOCK_STREAM);
+	if (lfd < 0 || rfd == -2) {
+		stop_listening(lfd, o->socket);
 		return 1;
 	}
 	struct loop l;
 	const struct loop_config cfg = {
-		.listen_fd = lfd, .interval_s = (unsigned)o->interval_s,
+		.listen_fd = lfd, .report_fd = rfd,
+		.interval_s = (unsigned)o->interval_s,
 		.stop = stop, .trace = out->trace.f, .faults = o->faults,
 		.linux_world = ws->w[0],
 	};
@@ -77,8 +103,8 @@ static int serve(struct ingest *g, const struct worlds *ws,
 		fprintf(stderr, "ptshared: io_uring: %s%s\n", strerror(-r),
 			r == -EPERM ? " (see sysctl kernel.io_uring_disabled)"
 			: r == -EINVAL ? " (Linux 6.1 or later is needed)" : "");
-		close(lfd);
-		unlink(o->socket);
+		stop_listening(lfd, o->socket);
+		stop_listening(rfd, o->report_socket);
 		return 1;
 	}
 	say_ready(o->ready_fd);
@@ -88,10 +114,8 @@ static int serve(struct ingest *g, const struct worlds *ws,
 		status = 1;
 	}
 	loop_drain(&l);
-	/* Processes starting from now on connect to nothing and run untraced
-	 * at once, instead of waiting for an ACK that would not come. */
-	close(lfd);
-	unlink(o->socket);
+	stop_listening(lfd, o->socket);
+	stop_listening(rfd, o->report_socket);
 	ingest_checkpoint_all(g, PTS_CK_FINAL);
 	if (outputs_finish(out, ingest_report(g), (size_t)o->top))
 		status = 1;

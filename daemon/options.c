@@ -13,9 +13,10 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: ptshared --socket PATH [--policy LIST] [--interval S]\n"
-	      "                [--faults table|all|off] [--json FILE] [--text FILE]\n"
-	      "                [--html FILE] [--record FILE] [--top N] [--ready-fd N]\n"
+	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
+	      "                [--interval S] [--faults table|all|off] [--json FILE]\n"
+	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
+	      "                [--ready-fd N]\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
 	      "records of programs run with libptshare.so preloaded, feeds them to\n"
@@ -24,6 +25,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "  --socket PATH   where to listen (created 0600; its directory must\n"
 	      "                  be private to the caller, 0700)\n"
+	      "  --report-socket PATH  where `ptshare report --socket PATH` asks\n"
+	      "                  for the report while the run goes on (0600)\n"
 	      "  --policy LIST   comma-separated policies (default: all)\n"
 	      "  --interval S    checkpoint every process every S seconds\n"
 	      "                  (default 1; 0: only at connect, fork, exec, exit)\n"
@@ -55,6 +58,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "report-socket", required_argument, NULL, 'S' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "json", required_argument, NULL, 'j' },
@@ -75,6 +79,9 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		switch (c) {
 		case 's':
 			o->socket = optarg;
+			break;
+		case 'S':
+			o->report_socket = optarg;
 			break;
 		case 'P':
 			o->policies = optarg;

@@ -8,6 +8,7 @@
 
 struct daemon_options {
 	const char *socket;   /* required */
+	const char *report_socket; /* live reports (docs/report.md), or NULL */
 	const char *policies; /* NULL: every built-in policy */
 	uint64_t interval_s;  /* timer checkpoints; 0: none */
 	const char *json;     /* NULL: no JSON report */

@@ -58,12 +58,18 @@ void outputs_close(struct outputs *out)
 	output_close(&out->text);
 }
 
-int outputs_finish(struct outputs *out, const struct report *r, size_t top)
+int outputs_write(const struct outputs *out, const struct report *r, size_t top)
 {
-	report_text(out->text.f, r, top);
+	if (out->text.f)
+		report_text(out->text.f, r, top);
 	if (out->json.f)
 		report_json(out->json.f, r);
-	int bad = out->html.f && report_html(out->html.f, r);
+	return out->html.f ? report_html(out->html.f, r) : 0;
+}
+
+int outputs_finish(struct outputs *out, const struct report *r, size_t top)
+{
+	int bad = outputs_write(out, r, top) != 0;
 	if (bad)
 		fprintf(stderr, "ptshared: writing %s: out of memory\n",
 			out->html.name);

@@ -22,6 +22,9 @@ struct outputs {
 
 /* 0, or -1 with the message printed (and nothing left open). */
 int outputs_open(struct outputs *out, const struct daemon_options *o);
+/* The report, in each format whose file is open (a live report's too):
+ * 0, or -ENOMEM when the HTML page could not be made. */
+int outputs_write(const struct outputs *out, const struct report *r, size_t top);
 /* Writes the report and closes everything: 0, or -1 with the message
  * printed when any of it could not be written. */
 int outputs_finish(struct outputs *out, const struct report *r, size_t top);

@@ -30,6 +30,20 @@ void recv_close_fds(const struct msghdr *m)
 	}
 }
 
+size_t recv_fds(const struct msghdr *m, int *fds, size_t max)
+{
+	size_t n = 0;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h;
+	     h = CMSG_NXTHDR((struct msghdr *)m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++, n++)
+			if (n < max)
+				memcpy(&fds[n], CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+	}
+	return n;
+}
+
 int recv_burst(struct burst *b, int fd, unsigned max)
 {
 	max = max < RECV_BURST ? max : RECV_BURST;

@@ -31,6 +31,9 @@ struct packet_space {
 void recv_prepare(struct msghdr *m, struct packet_space *s);
 /* Closes every fd that came with the packet m received. */
 void recv_close_fds(const struct msghdr *m);
+/* The fds that came with m, in order, into fds (at most max of them):
+ * how many came. */
+size_t recv_fds(const struct msghdr *m, int *fds, size_t max);
 
 struct burst {
 	struct mmsghdr m[RECV_BURST];

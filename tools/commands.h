@@ -12,6 +12,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_aslr(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* The text report on stdout, unless json or html is "-"; JSON to json and
  * the HTML page to html (0600 files; NULL: not wanted). */

@@ -15,6 +15,7 @@ static const struct command {
 	  "estimate sharing for running processes, from /proc alone" },
 	{ "run", cmd_run, "trace a program from start to end, and report" },
 	{ "replay", cmd_replay, "rebuild a report from a trace of ptshare run" },
+	{ "report", cmd_report, "the report of a ptshare run still running, now" },
 	{ "aslr", cmd_aslr,
 	  "run a program with and without address randomisation, and compare" },
 };

@@ -96,9 +96,10 @@ int run_setup(struct run_setup *s, const struct run_options *o)
 	return check_program(o->name, o->cmd[0], s->program, sizeof(s->program));
 }
 
-/* A fresh directory only we can enter (mkdtemp: 0700), for the socket. */
+/* A fresh directory only we can enter (mkdtemp: 0700), for the sockets:
+ * the shims', and the live reports' (docs/report.md). */
 static int make_private_dir(const char *who, char *dir, size_t cap,
-			    char *socket, size_t scap)
+			    char *socket, char *report, size_t scap)
 {
 	const char *tmp = getenv("TMPDIR");
 	tmp = tmp && *tmp ? tmp : "/tmp";
@@ -110,7 +111,8 @@ static int make_private_dir(const char *who, char *dir, size_t cap,
 			tmp, strerror(errno));
 		return -1;
 	}
-	if ((size_t)snprintf(socket, scap, "%s/sock", dir) >= scap) {
+	if ((size_t)snprintf(socket, scap, "%s/sock", dir) >= scap ||
+	    (size_t)snprintf(report, scap, "%s/report", dir) >= scap) {
 		fprintf(stderr, "%s: TMPDIR is too long for a socket path: %s\n",
 			who, tmp);
 		rmdir(dir);
@@ -122,7 +124,7 @@ static int make_private_dir(const char *who, char *dir, size_t cap,
 /* The daemon's command line; argv[4] is where the ready fd's number goes. */
 #define READY_ARG 4
 static void daemon_args(char **argv, const char *daemon_path, const char *socket,
-			const struct run_options *o)
+			const char *report, const struct run_options *o)
 {
 	const char *const pairs[][2] = {
 		{ "--policy", o->policies }, { "--json", o->json },
@@ -137,6 +139,8 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 	argv[n++] = (char *)socket;
 	argv[n++] = "--ready-fd";
 	argv[n++] = NULL; /* READY_ARG */
+	argv[n++] = "--report-socket";
+	argv[n++] = (char *)report;
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
 		if (pairs[i][1]) {
 			argv[n++] = (char *)pairs[i][0];
@@ -298,8 +302,8 @@ static void rebuild_report(const char *who, const char *trace,
 
 /* With the signals blocked and the directory made: the run itself. */
 static int traced(struct run_state *s, const struct run_setup *su,
-		  const char *dir, const char *socket, bool want_report,
-		  struct run_result *r)
+		  const char *dir, const char *socket, const char *report,
+		  bool want_report, struct run_result *r)
 {
 	const struct run_options *o = s->o;
 	struct run_options passed = *o;
@@ -311,11 +315,16 @@ static int traced(struct run_state *s, const struct run_setup *su,
 		passed.record = trace;
 		passed.output = "/dev/null";
 	}
-	char *dargv[24];
-	daemon_args(dargv, su->daemon, socket, &passed);
+	char *dargv[32];
+	daemon_args(dargv, su->daemon, socket, report, &passed);
 	int status = daemon_start(&s->d, o->name, dargv, READY_ARG);
 	if (status)
 		return status;
+	/* On stderr where the report goes too, or where a person reads it;
+	 * with -o, a stderr that is a file or a pipe stays the program's. */
+	if (!o->output || isatty(STDERR_FILENO))
+		fprintf(stderr, "%s: live report: ptshare report --socket %s\n",
+			o->name, report);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
 		fprintf(stderr, "%s: %s\n", o->name, strerror(errno));
 		daemon_stop(&s->d, -1);
@@ -345,6 +354,7 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 	       bool want_report, struct run_result *r)
 {
 	char dir[PATH_MAX], socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char report[sizeof(socket)];
 	struct run_state s = { .o = o, .sigfd = -1 };
 	*r = (struct run_result){ .status = 1 };
 	sigset_t sigs;
@@ -356,11 +366,14 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 		fprintf(stderr, "%s: signalfd: %s\n", o->name, strerror(errno));
 		return r->status;
 	}
-	if (!make_private_dir(o->name, dir, sizeof(dir), socket, sizeof(socket))) {
-		r->status = traced(&s, su, dir, socket, want_report, r);
-		if (unlink(socket) && errno != ENOENT)
-			fprintf(stderr, "%s: %s: %s\n", o->name, socket,
-				strerror(errno));
+	if (!make_private_dir(o->name, dir, sizeof(dir), socket, report,
+			      sizeof(socket))) {
+		r->status = traced(&s, su, dir, socket, report, want_report, r);
+		for (const char *const *p = (const char *const[]){ socket, report, NULL };
+		     *p; p++)
+			if (unlink(*p) && errno != ENOENT)
+				fprintf(stderr, "%s: %s: %s\n", o->name, *p,
+					strerror(errno));
 		if (rmdir(dir))
 			fprintf(stderr, "%s: cannot remove %s: %s\n", o->name,
 				dir, strerror(errno));

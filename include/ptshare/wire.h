@@ -47,6 +47,9 @@ enum pts_rec_type {
 	/* daemon-made, kept in traces: page faults seen through userfaultfd */
 	PTS_FAULT = 120,
 	PTS_FAULT_MODE,
+	/* `ptshare report` <-> daemon, on the report socket; never in traces */
+	PTS_REPORT_REQ = 128,
+	PTS_REPORT_DONE,
 };
 
 /* Every record starts with this.  seq counts the records of one connection
@@ -254,6 +257,38 @@ struct pts_ck_end {
 	int64_t vmpte_kb;     /* -1 when /proc could not be read */
 	uint32_t stable;      /* VmPTE did not change while it was read */
 	int32_t err;          /* why it could not be read (negative errno) */
+};
+
+/*
+ * A live report (docs/report.md), on the daemon's report socket (a
+ * SOCK_STREAM socket: a shim cannot connect to it, nor a report client to
+ * the shims' socket).  The client sends one PTS_REPORT_REQ with one file
+ * descriptor per output asked for (SCM_RIGHTS, in the order of the bits),
+ * each a memfd it made and reads back; the daemon writes the report into
+ * them, answers PTS_REPORT_DONE and closes the connection.
+ */
+enum pts_report_output {
+	PTS_REPORT_TEXT = 1u << 0,
+	PTS_REPORT_JSON = 1u << 1,
+	PTS_REPORT_HTML = 1u << 2,
+};
+
+enum pts_report_flag {
+	PTS_REPORT_NO_READ = 1u << 0, /* no checkpoint first: what is known */
+};
+
+struct pts_report_req {
+	struct pts_hdr h;     /* seq 1 */
+	uint32_t version;     /* PTS_WIRE_VERSION */
+	uint32_t outputs;     /* PTS_REPORT_*: at least one */
+	uint32_t flags;       /* PTS_REPORT_NO_READ */
+	uint32_t top;         /* rows of the text report; 0: all */
+};
+
+struct pts_report_done {
+	struct pts_hdr h;
+	int32_t err;          /* 0: written; else the errno of why not */
+	uint32_t output;      /* the PTS_REPORT_* output err is about, or 0 */
 };
 
 #endif
