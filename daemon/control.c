@@ -80,7 +80,7 @@ static int memory_file(int fd)
 	return 0;
 }
 
-/* Why the request in len bytes of c->rx, with nfds fds, cannot be served
+/* Why the request q, len bytes received with nfds fds, cannot be served
  * (an errno), or 0. */
 static int check_request(const struct pts_report_req *q, size_t len,
 			 size_t nfds)
