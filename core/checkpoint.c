@@ -230,7 +230,8 @@ void apply_checkpoint(struct ingest *g, struct session *s,
 		*ck = (struct ck_accum){ .open = true, .vma = ck->vma,
 					 .cap_vma = ck->cap_vma, .run = ck->run,
 					 .cap_run = ck->cap_run,
-					 .reason = ((const struct pts_ck_begin *)h)->reason };
+					 .reason = ((const struct pts_ck_begin *)h)->reason,
+					 .begun_ns = h->time_ns };
 		return;
 	case PTS_CK_VMAS: {
 		const struct pts_ck_vmas *r = (const struct pts_ck_vmas *)h;

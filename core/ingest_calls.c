@@ -292,6 +292,11 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 					o.map.addr + o.map.len, o.site);
 			return;
 		}
+		/* The kernel puts a mapping only where nothing is: what the model
+		 * has there, it took from a reading of /proc older than the call,
+		 * and a call no interposer saw (glibc's own munmap) removed it. */
+		if (s->ck.begun_ns < h->time_ns)
+			o.map.fixed = true;
 		if (!apply_op(g, s, &o))
 			return;
 		g->stream.intercepted_bytes += o.map.len;

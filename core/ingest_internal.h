@@ -19,6 +19,7 @@
 struct ck_accum {
 	bool open;
 	uint32_t reason;
+	uint64_t begun_ns;       /* when the last reading began */
 	struct pts_ck_vma *vma;
 	size_t nvma, cap_vma;
 	struct mm_run *run;
