@@ -158,6 +158,23 @@ void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid)
 		mm_proc_vmas(w, (uint32_t)pid, sync_vma, u);
 }
 
+/*
+ * UFFDIO_UNREGISTER, then a wake-up of the range.  The kernel wakes the
+ * faults waiting there before it clears the VMA's flags; a fault taken
+ * under the VMA's own lock meanwhile still sees it registered and waits,
+ * and nothing would wake it (seen on 6.18: a worker waiting for ever).
+ * Once UNREGISTER has returned, such a fault is queued, and no new one can
+ * come.
+ */
+static int unregister(struct uffd *u, uint64_t start, uint64_t end)
+{
+	struct uffdio_range range = { .start = start, .len = end - start };
+	if (ioctl(u->fd, UFFDIO_UNREGISTER, &range))
+		return -errno;
+	ioctl(u->fd, UFFDIO_WAKE, &range);
+	return 0;
+}
+
 /* [start, end) left the kernel's registrations (unmapped, moved or mapped
  * over): forgotten, cutting the ranges it meets. */
 static void forget(struct uffd *u, uint64_t start, uint64_t end)
@@ -192,8 +209,7 @@ static void forget(struct uffd *u, uint64_t start, uint64_t end)
  * model later; a range that is not ours to release stays as it is. */
 static void release_range(struct uffd *u, uint64_t start, uint64_t end)
 {
-	struct uffdio_range range = { .start = start, .len = end - start };
-	if (u->started && !ioctl(u->fd, UFFDIO_UNREGISTER, &range))
+	if (u->started && !unregister(u, start, end))
 		forget(u, start, end);
 }
 
@@ -252,8 +268,8 @@ static struct uffd_range range_of(const struct uffd *u, uint64_t addr)
 }
 
 /* The span of one table (2 MiB, or the huge page when larger) around
- * addr, within r, unregistered: the kernel wakes the fault, which then
- * completes as without us, and so does every later one there. */
+ * addr, within r, unregistered: a fault waiting there completes as without
+ * us, and so does every later one. */
 static int release(struct uffd *u, const struct uffd_range *r, uint64_t addr)
 {
 	uint64_t size = TABLE_SPAN;
@@ -262,8 +278,7 @@ static int release(struct uffd *u, const struct uffd_range *r, uint64_t addr)
 	uint64_t start = addr & ~(size - 1), end = start + size;
 	start = start > r->start ? start : r->start;
 	end = end < r->end ? end : r->end;
-	struct uffdio_range range = { .start = start, .len = end - start };
-	return ioctl(u->fd, UFFDIO_UNREGISTER, &range) ? -errno : 0;
+	return unregister(u, start, end);
 }
 
 /* A huge page of zeros to copy from (read-only, never touched: the zero
@@ -307,19 +322,23 @@ static int fill(struct uffd *u, const struct uffd_range *r, uint64_t addr,
 }
 
 /*
- * table: the span released.  all (or table when that failed): the page
- * filled.  When the page came meanwhile (EEXIST), left (ENOENT: a hole
- * punched) or the mm was busy (EAGAIN), a wake-up has the fault tried
- * again; any other failure releases the span, so that the kernel serves
- * the fault itself (a tmpfs out of space gives the program its SIGBUS, not
- * an endless retry); a wake-up is the last resort.
+ * The page filled, as the kernel would have: the table and the entry exist
+ * when the ioctl returns, so a reading of /proc after it agrees with the
+ * model, which has the fault already (a fault left to the kernel completes
+ * whenever its thread runs again).  table: then the span released.  When
+ * filling fails because the page came meanwhile (EEXIST, another process
+ * filled it), left (ENOENT: a hole punched) or the mm was busy (EAGAIN), a
+ * wake-up has the fault tried again; any other failure releases the span,
+ * so that the kernel serves the fault itself (a tmpfs out of space gives
+ * the program its SIGBUS, not an endless retry); a wake-up is the last
+ * resort.
  */
 static void let_go(struct uffd *u, uint64_t addr, uint64_t flags)
 {
 	struct uffd_range r = range_of(u, addr);
+	int err = fill(u, &r, addr, flags);
 	if (u->mode == PTS_FAULTS_TABLE && !release(u, &r, addr))
 		return;
-	int err = fill(u, &r, addr, flags);
 	if (!err || err == -ESRCH) /* ESRCH: the process is gone */
 		return;
 	if (err != -EEXIST && err != -ENOENT && err != -EAGAIN &&

@@ -9,9 +9,9 @@
  * (shmem, memfd and shared anonymous memory: MISSING and MINOR; hugetlb:
  * MISSING only, since MINOR would switch the kernel's own PMD sharing off),
  * as the model sees it, and hands every fault to the model before it lets
- * the process go on.  A fault is always let go: resolved (all), its span
- * unregistered (table, or when resolving failed: the kernel then serves it
- * as without us), or at worst woken.
+ * the process go on.  A fault is always let go: resolved (then, in table
+ * mode, its span unregistered), its span unregistered when resolving
+ * failed (the kernel then serves it as without us), or at worst woken.
  */
 #ifndef PTSHARED_UFFD_H
 #define PTSHARED_UFFD_H
