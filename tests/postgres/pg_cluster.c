@@ -42,6 +42,8 @@ int pg_cluster_create(struct pg_cluster *c)
 		fprintf(stderr, "pg_cluster: %s: %s\n", c->dir, strerror(errno));
 		return -1;
 	}
+	if (pg_uffd_allow(c))
+		return -1;
 	pg_cluster_path(c, "data", c->data, sizeof(c->data));
 	/* trust: the socket's directory is the user's alone.  --no-sync: a
 	 * cluster that dies with the test needs no durability. */
@@ -255,4 +257,5 @@ void pg_cluster_destroy(struct pg_cluster *c)
 	if (c->dir[0])
 		nftw(c->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	c->dir[0] = '\0';
+	pg_uffd_restore(c);
 }

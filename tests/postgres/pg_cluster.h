@@ -26,6 +26,7 @@ struct pg_cluster {
 	uid_t uid;
 	gid_t gid;
 	int port;               /* names the socket DIR/.s.PGSQL.PORT */
+	bool uffd_allowed;      /* we let the user open /dev/userfaultfd */
 	pid_t runner;           /* our child: postgres itself or its wrapper */
 	int runner_status;      /* its wait status once it ended */
 	bool running;
@@ -48,7 +49,11 @@ struct pg_cmd {
  */
 int pg_cluster_find(struct pg_cluster *c, char *why, size_t cap);
 
-/* The directory (mkdtemp under /tmp) and initdb in it: 0 or -1. */
+/*
+ * The directory (mkdtemp under /tmp) and initdb in it, and the user allowed
+ * to make userfaultfds while the cluster lives, so that `ptshare run` sees
+ * its page faults (pg_uffd.c): 0 or -1.
+ */
 int pg_cluster_create(struct pg_cluster *c);
 /*
  * The path by which the postgres user runs the program at path: path
@@ -77,7 +82,8 @@ pid_t pg_postmaster_pid(const struct pg_cluster *c);
  */
 int pg_cluster_stop(struct pg_cluster *c);
 /* Kills whatever still runs, removes the shared memory left behind and the
- * directory.  Safe on a cluster never created or already stopped. */
+ * directory, takes the user's access to /dev/userfaultfd back.  Safe on a
+ * cluster never created or already stopped. */
 void pg_cluster_destroy(struct pg_cluster *c);
 /* DIR/server.log to stderr: what the server and its wrapper said. */
 void pg_cluster_print_log(const struct pg_cluster *c);
@@ -115,6 +121,17 @@ int pg_pgbench_select_start(const struct pg_cluster *c, struct pg_cmd *cmd,
 /* Its figures, from its output: 0, or -1 when it printed none. */
 int pg_pgbench_figures(const struct pg_cmd *cmd, double *tps,
 		       double *connect_ms);
+
+/* Whether the cluster's user may access path (access(2) mode). */
+bool pg_user_may(const struct pg_cluster *c, const char *path, int mode);
+
+/* pg_uffd.c: the user and /dev/userfaultfd, as docs/run.md, "allowing a user
+ * /dev/userfaultfd", says.  find: 0, or -1 with why the machine cannot (a
+ * reason to skip); allow: 0, or -1 (said on stderr); restore: undoes
+ * allow. */
+int pg_uffd_find(char *why, size_t cap);
+int pg_uffd_allow(struct pg_cluster *c);
+void pg_uffd_restore(struct pg_cluster *c);
 
 /* Sleeps ms milliseconds (polling loops). */
 void pg_sleep_ms(int ms);

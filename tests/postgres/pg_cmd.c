@@ -86,7 +86,7 @@ int pg_cluster_find(struct pg_cluster *c, char *why, size_t cap)
 				 c->bindir, needed[i]);
 			return -1;
 		}
-	return 0;
+	return pg_uffd_find(why, cap);
 }
 
 /* In a child: the postgres user's identity, the cluster's directory and an
@@ -152,11 +152,11 @@ pid_t pg_spawn(const struct pg_cluster *c, const char *const argv[], int out_fd,
 	_exit(127);
 }
 
-static bool user_can_run(const struct pg_cluster *c, const char *path)
+bool pg_user_may(const struct pg_cluster *c, const char *path, int mode)
 {
 	pid_t pid = fork();
 	if (!pid)
-		_exit(become_user(c) || access(path, X_OK) ? 1 : 0);
+		_exit(become_user(c) || access(path, mode) ? 1 : 0);
 	int status;
 	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	       !WEXITSTATUS(status);
@@ -192,7 +192,7 @@ done:
 const char *pg_cluster_reach(const struct pg_cluster *c, const char *path,
 			     char *out, size_t cap)
 {
-	if (user_can_run(c, path))
+	if (pg_user_may(c, path, X_OK))
 		return path;
 	char dir[PATH_MAX], bin[PATH_MAX], from[PATH_MAX * 2], to[PATH_MAX * 2];
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -218,7 +218,7 @@ const char *pg_cluster_reach(const struct pg_cluster *c, const char *path,
 	}
 	closedir(d);
 	if (r || (size_t)snprintf(out, cap, "%s/%s", bin, slash + 1) >= cap ||
-	    !user_can_run(c, out))
+	    !pg_user_may(c, out, X_OK))
 		return NULL;
 	return out;
 }
