@@ -159,6 +159,34 @@ static void add_dev(struct ingest *g, const struct pts_ck_fs *r)
 							 r->huge_shift };
 }
 
+/*
+ * Whether the reading's small pages fit in the page tables the kernel said
+ * the process had: each 2 MiB span with one needs a PTE table, counted in
+ * VmPTE.  Checked when VmPTE held still over the scan (else the process
+ * may have grown tables meanwhile).  A reading that does not fit is not
+ * one /proc gave, and applying it would cost as many tables as it claims:
+ * 616 bytes of trace claiming 16 TiB held a replay past a minute and
+ * 2.5 GiB, and on (fuzz_trace: checkpoint-runs-past-vmpte).
+ */
+static bool runs_fit_vmpte(const struct ck_accum *ck,
+			   const struct pts_ck_end *e)
+{
+	uint64_t tables = e->vmpte_kb > 0 ? (uint64_t)e->vmpte_kb / 4 : 0;
+	uint64_t spans = 0, last = UINT64_MAX;
+	for (size_t i = 0; e->stable && i < ck->nrun; i++) {
+		const struct mm_run *r = &ck->run[i];
+		if (r->huge || r->end <= r->start)
+			continue;
+		uint64_t first = r->start / MM_SPAN(PT_PTE);
+		uint64_t end = (r->end - 1) / MM_SPAN(PT_PTE);
+		spans += end - first + (first != last);
+		last = end;
+		if (spans > tables)
+			return false;
+	}
+	return true;
+}
+
 /* The end of a reading: the worlds take it, and the session keeps what
  * the kernel said beside what the model says. */
 static void ck_end(struct ingest *g, struct session *s,
@@ -173,6 +201,12 @@ static void ck_end(struct ingest *g, struct session *s,
 	}
 	if (e->err || !s->in_model)
 		return;
+	if (!runs_fit_vmpte(ck, e)) { /* refused, not read again */
+		s->in_checkpoint = true;
+		session_refused(g, s, "more populated spans than page tables");
+		s->in_checkpoint = false;
+		return;
+	}
 	code_map_set(&s->code, ck->vma, ck->nvma);
 	s->in_checkpoint = true;
 	reconcile(g, s, ck->vma, ck->nvma);
