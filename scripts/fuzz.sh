@@ -47,6 +47,7 @@ for h in $harnesses; do
 	# -timeout: an input that takes this long is a hang, and a finding.
 	if ! "$build/tests/fuzz/$h" -max_total_time="$seconds" -timeout=20 \
 		-rss_limit_mb=4096 -print_final_stats=1 \
+		-dict="$src/tests/fuzz/records.dict" \
 		-artifact_prefix="$crashes/" "$work" \
 		"$src/tests/fuzz/corpus/$h" "$src/tests/fuzz/regressions/$h"; then
 		echo "fuzz.sh: $h found something:" >&2
