@@ -117,6 +117,7 @@ void proc_forked(void)
 	bool parent_traced = atomic_load(&shim_proc.active) && conn_is_ours();
 
 	section_reset_in_child();
+	stack_forked();
 	atomic_store(&shim_proc.active, false);
 	/* The inherited connection is the parent's: the daemon must not see
 	 * the child on it.  This copy is closed only if it is still ours. */

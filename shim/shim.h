@@ -165,6 +165,8 @@ bool proc_tracing_wanted(void);         /* new processes should be traced */
 void stack_init(void);
 void stack_capture(struct shim_call *c);
 bool stack_is_unwinder(const void *caller);
+/* In the child of fork, before any call stack is taken. */
+void stack_forked(void);
 
 /* config.c: PTSHARE_SOCKET, PTSHARE_OPTIONS and what execs must keep. */
 void config_load(char **argv);

@@ -11,6 +11,10 @@
  * pipe is moved high like the connection, and before every unwinding both
  * ends are checked to be that pipe still; if not, call stacks stop in this
  * process.
+ *
+ * A child forked while another thread was unwinding may inherit one of
+ * libunwind's locks held by a thread it does not have: it takes no call
+ * stack, ever.
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
@@ -32,6 +36,11 @@ extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 extern const char __etext[] __attribute__((visibility("hidden")));
 
 static atomic_bool stack_off;
+
+/* Threads inside unw_backtrace now.  libunwind's locks are not fork-safe
+ * (nor is the dl_iterate_phdr lock it takes): a child forked while another
+ * thread held one would block for ever at its first call stack. */
+static atomic_int unwinding_now;
 
 /* libunwind's code.  It calls mmap and munmap outside stack_capture too:
  * a pthread key destructor frees its per-thread cache when a thread exits.
@@ -92,14 +101,24 @@ void stack_capture(struct shim_call *c)
 			 NULL, -1);
 		return;
 	}
+	atomic_fetch_add(&unwinding_now, 1);
 	shim_tls.unwinding = true;
 	int n = unw_backtrace(ips, PTS_MAX_FRAMES + OWN_FRAMES_MAX);
 	shim_tls.unwinding = false;
+	atomic_fetch_sub(&unwinding_now, 1);
 	int i = 0;
 	while (i < n && own(ips[i]))
 		i++;
 	for (; i < n && c->nframes < shim_cfg.frames; i++)
 		c->frames[c->nframes++] = (uint64_t)(uintptr_t)ips[i];
+}
+
+void stack_forked(void)
+{
+	if (!atomic_load(&unwinding_now))
+		return;
+	atomic_store(&stack_off, true);
+	shim_say("call stacks off: forked while another thread took one", NULL, -1);
 }
 
 bool stack_is_unwinder(const void *caller)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The torture suite, calls (docs/promises.md): 64 threads mapping and
- * unmapping at once, signal handlers that map, vfork + exec, posix_spawn
- * and clone, and execs of static and set-user-ID programs from a preloaded
+ * unmapping at once, signal handlers that map, forks while other threads
+ * are in the shim, vfork + exec, posix_spawn and clone, and execs of static and set-user-ID programs from a preloaded
  * parent.  Each program prints the same bytes and exits with the same
  * status under `ptshare run` as without it; the report counts every call
  * it could see and names what it could not.
@@ -59,6 +59,32 @@ static void test_signal_handlers(void **state)
 	assert_int_equal(stream_u64(t.doc, "failed_calls"), 0);
 	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 1);
 	assert_models_at_most_kernel(t.doc, 0);
+	torture_free(&t);
+}
+
+/*
+ * Children forked just as new threads take call stacks the slow way, in
+ * SPIN_ROUNDS images: a child that inherited a lock of libunwind's, held
+ * by a thread it does not have, would block at its first call stack for
+ * ever (its parent kills it after CHILD_BOUND_S, and counts it).  Every
+ * child is in the report.
+ */
+static void test_fork_while_unwinding(void **state)
+{
+	char rounds[16], want[64 * SPIN_ROUNDS] = "";
+	snprintf(rounds, sizeof(rounds), "%d", SPIN_ROUNDS);
+	const char *argv[] = { NULL, "forkspin", rounds, NULL };
+	struct torture t;
+	for (int i = SPIN_ROUNDS; i > 0; i--)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want),
+			 "forkspin %d: %d of %d children exited as they should\n",
+			 i, SPIN_SITES / SPINNERS, SPIN_SITES / SPINNERS);
+	torture_compare(&t, NULL, argv);
+	assert_string_equal(t.plain.text[0], want);
+	assert_int_equal(t.status, 0);
+	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")),
+			 1 + SPIN_ROUNDS * SPIN_SITES / SPINNERS);
+	assert_int_equal(stream_u64(t.doc, "lost"), 0);
 	torture_free(&t);
 }
 
@@ -170,6 +196,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_threads, torture_setup, torture_teardown),
 		cmocka_unit_test_setup_teardown(test_signal_handlers, torture_setup, torture_teardown),
+		cmocka_unit_test_setup_teardown(test_fork_while_unwinding, torture_setup, torture_teardown),
 		cmocka_unit_test_setup_teardown(test_spawn, torture_setup, torture_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_static, torture_setup, torture_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_setuid, torture_setup, torture_teardown),

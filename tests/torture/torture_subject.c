@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -25,7 +26,9 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "torture_subject.h"
@@ -316,6 +319,91 @@ static int forkstorm(void)
 	}
 	say("forkstorm: %d of %d leaves exited as they should\n", total,
 	    STORM_FANOUT * STORM_FANOUT * STORM_FANOUT);
+	return 0;
+}
+
+/* ---- forks while other threads are inside the shim ---- */
+
+/* SPIN_SITES functions that map and unmap, each from its own call site:
+ * the first call stack through a call site is the slow one, for which
+ * libunwind holds its global cache's lock while it reads the unwinding
+ * tables. */
+#define SITE(n)                                                        \
+	static __attribute__((noinline)) void site_##n(void)           \
+	{                                                              \
+		munmap(map_anon(PAGE, MAP_PRIVATE), PAGE);             \
+		__asm__ volatile("" ::: "memory");                     \
+	}
+#define SITES8(n) SITE(n##0) SITE(n##1) SITE(n##2) SITE(n##3) \
+		  SITE(n##4) SITE(n##5) SITE(n##6) SITE(n##7)
+SITES8(1) SITES8(2) SITES8(3) SITES8(4) SITES8(5) SITES8(6) SITES8(7) SITES8(8)
+#define SITES8_REF(n) site_##n##0, site_##n##1, site_##n##2, site_##n##3, \
+		      site_##n##4, site_##n##5, site_##n##6, site_##n##7
+static void (*const sites[SPIN_SITES])(void) = {
+	SITES8_REF(1), SITES8_REF(2), SITES8_REF(3), SITES8_REF(4),
+	SITES8_REF(5), SITES8_REF(6), SITES8_REF(7), SITES8_REF(8),
+};
+
+static void *map_once(void *arg)
+{
+	sites[(uintptr_t)arg % SPIN_SITES]();
+	return NULL;
+}
+
+/* The child's status, or SIGKILL's once it has not ended within
+ * CHILD_BOUND_S: a child that hangs shows in the output. */
+static int wait_bounded(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	if (fd < 0)
+		die("pidfd_open");
+	while (poll(&p, 1, CHILD_BOUND_S * 1000) < 0)
+		if (errno != EINTR)
+			die("poll");
+	if (!p.revents)
+		kill(pid, SIGKILL);
+	close(fd);
+	return wait_child(pid);
+}
+
+/*
+ * Children forked just as new threads map memory, each from a call site
+ * not seen before, so that a fork often comes while one of them is in the
+ * middle of the shim (taking a call stack the slow way, sending its
+ * record): each child maps memory itself and exits.  Every call site is
+ * new only once per image: the program then execs itself, `rounds` times.
+ */
+static int forkspin(const char *rounds)
+{
+	int left = atoi(rounds), good = 0;
+	for (unsigned i = 0; i < SPIN_SITES / SPINNERS; i++) {
+		pthread_t t[SPINNERS];
+		for (uintptr_t k = 0; k < SPINNERS; k++)
+			if ((errno = pthread_create(&t[k], NULL, map_once,
+						    (void *)(i * SPINNERS + k))))
+				die("pthread_create");
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid)
+			_exit(scratch_sum(4 * PAGE, i) % 100 + 1);
+		for (int k = 0; k < SPINNERS; k++)
+			pthread_join(t[k], NULL);
+		int st = wait_bounded(pid);
+		good += WIFEXITED(st) &&
+			WEXITSTATUS(st) == pattern_sum(4 * PAGE, i) % 100 + 1;
+	}
+	say("forkspin %d: %d of %d children exited as they should\n", left,
+	    good, SPIN_SITES / SPINNERS);
+	if (left > 1) {
+		char next[16];
+		snprintf(next, sizeof(next), "%d", left - 1);
+		char *const argv[] = { (char *)self, "forkspin", next, NULL };
+		execv(self, argv);
+		die("execv");
+	}
 	return 0;
 }
 
@@ -654,6 +742,8 @@ int main(int argc, char **argv)
 		return sigmap();
 	if (!strcmp(s, "forkstorm"))
 		return forkstorm();
+	if (!strcmp(s, "forkspin") && a)
+		return forkspin(a);
 	if (!strcmp(s, "spawn"))
 		return spawn();
 	if (!strcmp(s, "fds"))
@@ -676,7 +766,7 @@ int main(int argc, char **argv)
 		return leaf(a ? a : "-");
 	if (!strcmp(s, "secure"))
 		return secure_leaf(a ? a : "-");
-	fprintf(stderr, "usage: torture_subject threads|sigmap|forkstorm|spawn|fds|"
+	fprintf(stderr, "usage: torture_subject threads|sigmap|forkstorm|forkspin N|spawn|fds|"
 		"exec PATH [ARG]|fdlimit SOFT HARD|fdcount|maxmap|mix|late|leaf TAG|"
 		"secure TAG\n");
 	return 2;

@@ -11,6 +11,11 @@
 #define STORM_FANOUT 10      /* 10 x 10 x 10 leaves, three forks deep */
 #define STORM_DEPTH 4        /* the top is depth 1 */
 
+#define SPINNERS 4           /* new threads mapping as the main one forks */
+#define SPIN_SITES 64        /* call sites the new threads map from */
+#define SPIN_ROUNDS 24       /* images, each with its call sites new */
+#define CHILD_BOUND_S 10     /* a child not ended by then hangs: killed */
+
 #define LOW_FDS 256          /* fds 0..LOW_FDS-1 dup2'ed over */
 
 #define MIX_THREADS 8
