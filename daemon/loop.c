@@ -206,12 +206,15 @@ static void ack_record(struct ingest_action *act, uint32_t conn,
 }
 
 /* A process that could not make a userfaultfd (a user without access to
- * /dev/userfaultfd): said once, with the fix. */
+ * /dev/userfaultfd): said once, with the fix.  Not a process out of fds or
+ * memory just then: that is no setting to fix, the report has its errno,
+ * and the stderr of `ptshare run` is the program's. */
 static void hello_without_uffd(struct loop *l, struct conn *c,
 			       const unsigned char *data, size_t len)
 {
 	int err = uffd_hello_errno(data, len);
-	if (err && !l->told_no_uffd && l->cfg.faults != PTS_FAULTS_OFF) {
+	bool setting = err != EMFILE && err != ENFILE && err != ENOMEM;
+	if (err && setting && !l->told_no_uffd && l->cfg.faults != PTS_FAULTS_OFF) {
 		uffd_say_unavailable(err, c->uid);
 		l->told_no_uffd = true;
 	}
