@@ -404,6 +404,13 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 	const struct pts_hdr *h = &r->h;
 	g->stream.records++;
 	s->last.records++;
+	/* A gap in the numbers: records the shim could not send.  Counted
+	 * here, where a replay of the trace counts them too. */
+	if (h->seq > s->applied_seq + 1) {
+		s->last.lost += h->seq - s->applied_seq - 1;
+		g->stream.lost += h->seq - s->applied_seq - 1;
+	}
+	s->applied_seq = h->seq;
 	switch (h->type) {
 	case PTS_HELLO:
 		hello(g, s, conn, (const struct pts_hello *)r, act);
@@ -428,10 +435,8 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		ack(act, conn, h->seq);
 		return;
 	case PTS_LOST:
-		s->last.lost += ((const struct pts_lost *)r)->records;
-		g->stream.lost += ((const struct pts_lost *)r)->records;
-		if (g->live && s->in_model)
-			checkpoint_read(g, s, PTS_CK_RESYNC);
+		/* The same records as the gap its own number shows: counted
+		 * above, and resynced when the gap was seen. */
 		return;
 	}
 	if (h->flags & PTS_F_FAILED) {
@@ -458,6 +463,7 @@ static void conn_open(struct ingest *g, uint32_t conn,
 		g->conn[s->conn] = NULL;
 	s->conn = conn;
 	s->next_seq = 1;
+	s->applied_seq = 0;
 	s->malformed_run = 0;
 	g->conn[conn] = s;
 }
@@ -568,12 +574,10 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 		bad = "a sequence number again";
 	if (!bad && (s->next_seq == 1) != (r.h.type == PTS_HELLO))
 		bad = r.h.type == PTS_HELLO ? "a second HELLO" : "no HELLO first";
-	if (!bad && r.h.seq > s->next_seq) { /* a gap: records were lost */
-		s->last.lost += r.h.seq - s->next_seq;
-		g->stream.lost += r.h.seq - s->next_seq;
-		if (s->in_model && g->live)
-			checkpoint_read(g, s, PTS_CK_RESYNC);
-	}
+	/* A gap: records were lost (apply_shim counts them); what they did
+	 * is read from /proc. */
+	if (!bad && r.h.seq > s->next_seq && s->in_model && g->live)
+		checkpoint_read(g, s, PTS_CK_RESYNC);
 	if (bad) {
 		s->last.malformed++;
 		g->stream.malformed++;

@@ -39,6 +39,7 @@ struct session {
 	uint32_t uid;
 	uint32_t conn;           /* its connection, 0 when none */
 	uint32_t next_seq;
+	uint32_t applied_seq;    /* of the last shim record applied */
 	uint32_t hello_seq;      /* a HELLO waiting for its ACK, or 0 */
 	bool in_model;           /* the worlds know it */
 	bool exec_pending;       /* PTS_EXEC sent, the new image not yet seen */

@@ -3,7 +3,8 @@
  * Numbering, stamping and sending records, under the lock.  A record the
  * socket has no room for is dropped and counted (its sequence number stays
  * used, so the daemon sees the gap); the count goes out as PTS_LOST before
- * the next record that can be sent.
+ * the next record that can be sent.  A PTS_LOST that cannot be sent gives
+ * its number back and is tried again with the next record.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,16 +72,18 @@ bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 		return false;
 	}
 	if (shim_proc.lost) {
-		/* A failed PTS_LOST counts itself in. */
 		struct pts_lost lost = { .records = shim_proc.lost };
 		stamp(&lost.h, PTS_LOST, sizeof(lost), NULL);
 		int err = send_one(&lost.h, sizeof(lost), NULL, -1, wait);
-		if (!err)
-			shim_proc.lost -= lost.records;
-		else if (send_dropped(err))
-			shim_proc.lost++;
-		else
-			return false;
+		if (!err) {
+			shim_proc.lost = 0;
+		} else {
+			/* Its number goes to the next record: a gap in the
+			 * numbers is records of calls, and nothing else. */
+			shim_proc.seq--;
+			if (!send_dropped(err))
+				return false;
+		}
 	}
 	stamp(h, type, size, c);
 	int err = send_one(h, size, c, pass_fd, wait);
