@@ -62,6 +62,7 @@ struct mm_world {
 	struct mm_space *first, *last;
 	struct mm_space *hint;    /* last process operated on */
 	uint64_t tables[PT_NR_LEVELS]; /* live table pages, deposits included */
+	uint64_t max_tables;      /* of them, 0: no limit */
 	uint64_t findings[MM_FINDING_NR];
 	uint32_t next_anon;
 	bool poisoned;

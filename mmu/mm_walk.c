@@ -4,7 +4,11 @@
 
 struct pt_table *pt_alloc(struct mm_world *w, unsigned level)
 {
-	struct pt_table *t = pt_pool_get(&w->pool, level);
+	uint64_t n = 0;
+	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
+		n += w->tables[l];
+	struct pt_table *t = !w->max_tables || n < w->max_tables
+				     ? pt_pool_get(&w->pool, level) : NULL;
 	if (!t) {
 		mm_nomem(w, "a table page");
 		return NULL;

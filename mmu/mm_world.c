@@ -51,6 +51,11 @@ size_t mm_world_table_bytes(const struct mm_world *w)
 	return pt_pool_bytes(&w->pool);
 }
 
+void mm_world_limit_tables(struct mm_world *w, uint64_t max)
+{
+	w->max_tables = max;
+}
+
 const char *mm_world_error(const struct mm_world *w)
 {
 	return w->err;

@@ -182,6 +182,14 @@ void mm_world_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS]);
 size_t mm_world_table_bytes(const struct mm_world *w);
 
 /*
+ * At most max table pages at once (0, the default: no limit).  The one
+ * that would pass it fails its operation as out of memory, and the world
+ * stays failed.  For a caller whose input may claim more memory than it
+ * can afford to model: the work grows with the tables (tests/fuzz).
+ */
+void mm_world_limit_tables(struct mm_world *w, uint64_t max);
+
+/*
  * Where this world's policy diverges from the posted patch it models
  * (see docs/model.md, "Findings").  Returns the number of kinds.
  */

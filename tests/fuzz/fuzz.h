@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the harnesses share: an ingest of a replay (no /proc is read) over
- * every built-in policy, and its end, where the report is built and
- * rendered and the results are checked beyond what the sanitizers see.
+ * every built-in policy, each world limited in table pages, and its end,
+ * where the report is built and rendered and the results are checked
+ * beyond what the sanitizers see.
  */
 #ifndef PTSHARE_FUZZ_H
 #define PTSHARE_FUZZ_H
