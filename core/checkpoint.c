@@ -91,6 +91,7 @@ int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason)
 	struct proc_image img = { 0 };
 	union ck_buf r;
 	int err = -ENOMEM;
+	reading_done(s);
 	if (g->fs || (g->fs = calloc(1, sizeof(*g->fs))))
 		err = proc_image_read(s->pid, fs_cache_get(g->fs, s->pid), &img);
 	struct pts_ck_begin *b = (struct pts_ck_begin *)&r;

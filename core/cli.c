@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -33,14 +34,30 @@ int cli_faults(const char *s, uint32_t *out)
 	return -1;
 }
 
+/*
+ * A file that was there keeps its owner and mode through open(): a report
+ * written over another user's file, or over one of ours that others may
+ * read, would be read by them.  So a regular file is made ours and 0600
+ * before anything is written (and truncated only then: a file of another
+ * user's, a root daemon's symlinked target say, is left as it was); a
+ * pipe or a terminal is written as it is.
+ */
 FILE *cli_create_private(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return NULL;
-	FILE *f = fdopen(fd, "w");
+	int err = fstat(fd, &st) ? errno : 0;
+	if (!err && S_ISREG(st.st_mode)) {
+		if (st.st_uid != geteuid())
+			err = EPERM;
+		else if (fchmod(fd, 0600) || ftruncate(fd, 0))
+			err = errno;
+	}
+	FILE *f = err ? NULL : fdopen(fd, "w");
 	if (!f) {
-		int err = errno;
+		err = err ? err : errno;
 		close(fd);
 		errno = err;
 	}

@@ -17,7 +17,8 @@ int cli_faults(const char *s, uint32_t *out);
 
 /* Creates or truncates path with mode 0600 for writing: reports and traces
  * may tell one user about another's processes, so only the owner may read
- * them.  NULL with errno set when it cannot. */
+ * them.  A regular file already there must be ours (else EPERM) and is
+ * made 0600.  NULL with errno set when it cannot. */
 FILE *cli_create_private(const char *path);
 
 #endif

@@ -10,7 +10,7 @@
 #include "symbols.h"
 #include "trace.h"
 
-#define HELD_MAX (256u << 10)   /* a pending child's packets, at most */
+#define HELD_MAX (64u << 10)    /* a pending child's packets, at most */
 #define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
 #define MALFORMED_MAX 64        /* in a row, then the connection is dropped */
 
@@ -152,6 +152,37 @@ static struct report_final final_of(const struct ingest *g,
 	return f;
 }
 
+/* The open connections, sorted by id: they are numbered in the order they
+ * open, so a new one goes last.  Only the open ones are kept, however many
+ * a run has had. */
+static size_t conn_index(const struct ingest *g, uint32_t conn)
+{
+	size_t lo = 0, hi = g->nconn;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g->conn[mid].conn < conn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct session *session_of_conn(const struct ingest *g, uint32_t conn)
+{
+	size_t i = conn_index(g, conn);
+	return i < g->nconn && g->conn[i].conn == conn ? g->conn[i].s : NULL;
+}
+
+static void conn_unbind(struct ingest *g, uint32_t conn)
+{
+	size_t i = conn_index(g, conn);
+	if (i == g->nconn || g->conn[i].conn != conn)
+		return;
+	memmove(&g->conn[i], &g->conn[i + 1], (g->nconn - i - 1) * sizeof(*g->conn));
+	g->nconn--;
+}
+
 /* A process that is gone: its last checkpoint joins the finals and the
  * worlds forget it. */
 static void session_end(struct ingest *g, struct session *s)
@@ -162,8 +193,8 @@ static void session_end(struct ingest *g, struct session *s)
 	if (s->in_model)
 		for (size_t k = 0; k < g->ws->n; k++)
 			mm_exit(g->ws->w[k], (uint32_t)s->pid);
-	if (s->conn && s->conn < g->nconn)
-		g->conn[s->conn] = NULL;
+	if (s->conn)
+		conn_unbind(g, s->conn);
 	size_t i = sess_index(g, s->pid);
 	memmove(&g->sess[i], &g->sess[i + 1], (g->nsess - i - 1) * sizeof(*g->sess));
 	g->nsess--;
@@ -177,8 +208,7 @@ void session_refused(struct ingest *g, struct session *s, const char *why)
 	(void)why;
 	s->last.refused++;
 	g->stream.refused++;
-	if (g->live && s->in_model && !s->in_checkpoint)
-		checkpoint_read(g, s, PTS_CK_RESYNC);
+	reading_owed(g, s);
 }
 
 static void trace_frame(struct ingest *g, int32_t pid, uint32_t conn,
@@ -450,31 +480,30 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 static void conn_open(struct ingest *g, uint32_t conn,
 		      const struct pts_conn *r)
 {
-	if (grow_array((void **)&g->conn, &g->cap_conn, conn + 1, sizeof(*g->conn)))
-		return;
-	for (size_t i = g->nconn; i <= conn; i++)
-		g->conn[i] = NULL;
-	g->nconn = conn + 1;
+	g->last_conn = conn;
+	g->stream.connections++;
 	struct session *s = session_of(g, r->pid);
-	if (!s && !(s = session_new(g, r->pid, r->arg)))
+	if ((!s && !(s = session_new(g, r->pid, r->arg))) ||
+	    grow_array((void **)&g->conn, &g->cap_conn, g->nconn + 1,
+		       sizeof(*g->conn)))
 		return;
 	/* A new image may connect before the old one's close is seen. */
-	if (s->conn && s->conn < g->nconn)
-		g->conn[s->conn] = NULL;
+	if (s->conn)
+		conn_unbind(g, s->conn);
 	s->conn = conn;
 	s->next_seq = 1;
 	s->applied_seq = 0;
 	s->malformed_run = 0;
-	g->conn[conn] = s;
+	g->conn[g->nconn++] = (struct conn_of){ conn, s };
 }
 
 /* outlived: the process still runs (it closed our socket, or exec'd). */
 static void conn_close(struct ingest *g, uint32_t conn, bool outlived)
 {
-	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+	struct session *s = session_of_conn(g, conn);
 	if (!s)
 		return;
-	g->conn[conn] = NULL;
+	conn_unbind(g, conn);
 	s->conn = 0;
 	/* An exec closes the old image's socket; the new image says HELLO.  A
 	 * program that closed every fd lives on, followed from /proc. */
@@ -499,7 +528,7 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		return;
 	}
 	struct session *s = h->type >= PTS_CK_BEGIN ? session_of(g, pid)
-		: conn < g->nconn ? g->conn[conn] : NULL;
+		: session_of_conn(g, conn);
 	switch (h->type) {
 	case PTS_FAULT:
 		if (s)
@@ -525,7 +554,7 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 /* Connections are numbered from 1, in the order they open. */
 static uint32_t next_conn(const struct ingest *g)
 {
-	return g->nconn ? (uint32_t)g->nconn : 1;
+	return g->last_conn + 1;
 }
 
 uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
@@ -536,7 +565,7 @@ uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
 		.pid = pid, .arg = uid,
 	};
 	apply(g, pid, conn, &r, NULL);
-	return conn < g->nconn && g->conn[conn] ? conn : 0;
+	return session_of_conn(g, conn) ? conn : 0;
 }
 
 /* Whether pid still runs (a zombie does not: it has no address space). */
@@ -548,7 +577,7 @@ static bool still_runs(int32_t pid)
 
 void ingest_disconnect(struct ingest *g, uint32_t conn)
 {
-	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+	struct session *s = session_of_conn(g, conn);
 	if (!s)
 		return;
 	struct pts_conn r = {
@@ -559,43 +588,68 @@ void ingest_disconnect(struct ingest *g, uint32_t conn)
 	apply(g, s->pid, conn, &r, NULL);
 }
 
+void ingest_drop(struct ingest *g, uint32_t conn, uint32_t why)
+{
+	struct session *s = session_of_conn(g, conn);
+	if (s && !s->last.dropped) {
+		s->last.dropped = why;
+		g->stream.dropped++;
+	}
+}
+
+void ingest_refused(struct ingest *g, enum ingest_refusal why)
+{
+	if (why == INGEST_REFUSED_USER)
+		g->stream.refused_user++;
+	else
+		g->stream.refused_full++;
+}
+
 void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 		   struct ingest_action *act)
 {
-	struct session *s = conn < g->nconn ? g->conn[conn] : NULL;
+	struct session *s = session_of_conn(g, conn);
 	union aligned_rec r;
 	if (!s) { /* an image its process replaced: what it says is lost */
-		g->stream.lost += conn && conn < g->nconn;
+		g->stream.lost += conn && conn <= g->last_conn;
 		return;
 	}
 	memcpy(&r, buf, len < sizeof(r) ? len : sizeof(r));
+	readings_tick(s);
 	const char *bad = check_record(&r, len, true);
 	if (!bad && r.h.seq < s->next_seq)
 		bad = "a sequence number again";
 	if (!bad && (s->next_seq == 1) != (r.h.type == PTS_HELLO))
 		bad = r.h.type == PTS_HELLO ? "a second HELLO" : "no HELLO first";
+	if (!bad && r.h.type == PTS_FORK &&
+	    !fork_of_child(g, s, ((const struct pts_fork *)&r)->child))
+		bad = "a fork of a process that is not its child";
 	/* A gap: records were lost (apply_shim counts them); what they did
 	 * is read from /proc. */
-	if (!bad && r.h.seq > s->next_seq && s->in_model && g->live)
-		checkpoint_read(g, s, PTS_CK_RESYNC);
+	if (!bad && r.h.seq > s->next_seq) {
+		reading_owed(g, s);
+		reading_if_owed(g, s);
+	}
 	if (bad) {
 		s->last.malformed++;
 		g->stream.malformed++;
 		if (act && ++s->malformed_run >= MALFORMED_MAX)
 			act->drop = true;
-		if (s->in_model && g->live)
-			checkpoint_read(g, s, PTS_CK_RESYNC);
+		reading_owed(g, s);
+		reading_if_owed(g, s);
 		return;
 	}
 	s->malformed_run = 0;
 	s->next_seq = r.h.seq + 1;
 	classify_mmap_dev(g, s, &r.h);
+	claims_add(g, s, &r.h);
 	/* A forked child's records wait for its parent's PTS_FORK. */
 	if (!s->in_model && r.h.type != PTS_HELLO && s->hello_seq) {
 		hold(s, buf, len);
 		return;
 	}
 	apply(g, s->pid, conn, &r, act);
+	reading_if_owed(g, s);
 }
 
 void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags)
@@ -703,25 +757,46 @@ static bool site_of_mapping(void *ingest, uint32_t pid, uint64_t addr,
 	return true;
 }
 
+/* Shared anonymous memory has no file: its objects are named here, when a
+ * report is made, from the mappings in the worlds, rather than each kept
+ * from its mmap on (a program may make millions of them over a run). */
+static int name_shared_anon(const struct mm_vma_info *v, void *arg)
+{
+	struct ingest *g = arg;
+	static const char name[] = "[shared anonymous]";
+	if (v->obj.dev != SYNTH_DEV || !(v->flags & MM_VMA_SHARED))
+		return 0;
+	if (grow_array((void **)&g->objects, &g->cap_objects, g->nobjects + 1,
+		       sizeof(*g->objects)))
+		return -ENOMEM;
+	g->objects[g->nobjects++] = (struct report_object){ v->obj, name };
+	return 0;
+}
+
 /* The report input of the processes in the worlds now. */
 static int current_input(struct ingest *g, struct report_input *in,
 			 const char *command)
 {
 	free(g->procs);
-	free(g->objects);
 	g->procs = calloc(g->nsess + 1, sizeof(*g->procs));
-	g->objects = calloc(g->nnames + 1, sizeof(*g->objects));
-	if (!g->procs || !g->objects)
+	g->nobjects = 0;
+	if (!g->procs || grow_array((void **)&g->objects, &g->cap_objects,
+				    g->nnames + 1, sizeof(*g->objects)))
 		return -ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < g->nsess; i++)
 		if (g->sess[i]->in_model)
 			g->procs[n++] = g->sess[i]->last.proc;
 	for (size_t i = 0; i < g->nnames; i++)
-		g->objects[i] = (struct report_object){ g->names[i].id, g->names[i].name };
+		g->objects[g->nobjects++] = (struct report_object){ g->names[i].id,
+								    g->names[i].name };
+	for (size_t i = 0; i < n; i++)
+		if (mm_proc_vmas(g->ws->w[0], g->procs[i].pid, name_shared_anon, g) ==
+		    -ENOMEM)
+			return -ENOMEM;
 	*in = (struct report_input){
 		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
-		.objects = g->objects, .nobjects = g->nnames,
+		.objects = g->objects, .nobjects = g->nobjects,
 		.min_mapping = MM_SPAN(PT_PTE),
 		.site_of = site_of_mapping, .site_ctx = g,
 	};

@@ -55,6 +55,17 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 		   struct ingest_action *act);
 /* The connection ended (EOF, error or drop). */
 void ingest_disconnect(struct ingest *g, uint32_t conn);
+/* The daemon ends connection conn (why: enum report_drop, other than
+ * none): the process's report says so.  ingest_disconnect follows. */
+void ingest_drop(struct ingest *g, uint32_t conn, uint32_t why);
+
+/* Why the daemon did not serve a connection at all. */
+enum ingest_refusal {
+	INGEST_REFUSED_USER, /* its user may not connect (docs/daemon.md, Access) */
+	INGEST_REFUSED_FULL, /* --max-clients connections were open */
+};
+/* A connection refused: the report counts them. */
+void ingest_refused(struct ingest *g, enum ingest_refusal why);
 
 /* Reads pid's /proc now and applies it as checkpoint records: what the
  * daemon does when an action asks, and on its timer for every process. */

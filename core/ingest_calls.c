@@ -22,6 +22,8 @@
 #define MADV_POPULATE_READ 22
 #define MADV_POPULATE_WRITE 23
 #endif
+#define SITES_MAX 1024 /* call sites one process may add */
+
 #ifndef SHM_EXEC
 #define SHM_EXEC 0100000
 #endif
@@ -91,7 +93,8 @@ bool apply_op(struct ingest *g, struct session *s, const struct op *o)
 }
 
 /* The call site of a shim's record: its return addresses as places in the
- * process's code as it is now. */
+ * process's code as it is now.  A process adds at most SITES_MAX sites
+ * (docs/daemon.md, Hostile clients): its later mappings' are unknown. */
 static uint32_t call_site(struct ingest *g, struct session *s,
 			  const struct pts_hdr *h)
 {
@@ -99,7 +102,12 @@ static uint32_t call_site(struct ingest *g, struct session *s,
 	size_t n = h->nframes;
 	memcpy(addr, (const uint8_t *)h + h->size - sizeof(addr[0]) * n,
 	       sizeof(addr[0]) * n);
-	return callsites_intern(&g->callsites, &s->code, addr, n);
+	if (s->new_sites >= SITES_MAX)
+		return 0;
+	size_t before = g->callsites.nsites;
+	uint32_t site = callsites_intern(&g->callsites, &s->code, addr, n);
+	s->new_sites += g->callsites.nsites > before;
+	return site;
 }
 
 static uint64_t now_ns(void)
@@ -171,14 +179,10 @@ static bool mmap_op(struct ingest *g, struct session *s,
 			unsigned shift = (r->flags >> MAP_HUGE_SHIFT) & 0x3f;
 			m->huge_shift = shift ? shift : 21;
 		}
-		if (huge || shared) {
-			static const char name[] = "[shared anonymous]";
+		if (huge || shared)
 			m->obj = (struct mm_object_id){
 				huge ? MM_OBJ_HUGETLB : MM_OBJ_SHMEM, SYNTH_DEV,
 				++g->next_synth };
-			if (shared)
-				name_object(g, &m->obj, name, sizeof(name) - 1);
-		}
 	} else {
 		struct dev_kind dk;
 		classify_dev(g, s, r->dev, &dk);
@@ -193,7 +197,8 @@ static bool mmap_op(struct ingest *g, struct session *s,
 }
 
 /* MAP_POPULATE and MAP_LOCKED fault every page in; a private writable
- * mapping with write faults (FOLL_WRITE), so it gets anonymous pages. */
+ * mapping with write faults (FOLL_WRITE), so it gets anonymous pages.  A
+ * larger populate than a record may ask is read from /proc instead. */
 static void populate(struct ingest *g, struct session *s, uint64_t addr,
 		     uint64_t len, uint32_t prot, bool shared, uint32_t huge_shift,
 		     bool write)
@@ -203,7 +208,8 @@ static void populate(struct ingest *g, struct session *s, uint64_t addr,
 		.len = len, .arg = write || ((prot & MM_PROT_WRITE) && !shared),
 		.step = huge_shift ? 1ULL << huge_shift : MM_PAGE_SIZE,
 	};
-	apply_op(g, s, &o);
+	if (populate_allowed(g, s, len / o.step))
+		apply_op(g, s, &o);
 }
 
 /* shmdt(): the segment's VMAs from addr on (mremap and mprotect may have

@@ -51,6 +51,10 @@ struct session {
 	struct held held;
 	uint64_t malformed_run;  /* malformed records in a row */
 	bool in_checkpoint;      /* applying one: a refusal does not resync */
+	uint64_t claims;         /* model work its records asked since a reading */
+	uint32_t resync_wait;    /* its packets before an owed reading may be done */
+	bool reading_due;        /* a reading of its /proc is owed */
+	uint32_t new_sites;      /* call sites its records added */
 	struct code_map code;    /* its code, at its last checkpoint */
 	struct site_ranges sites; /* which call made which range */
 };
@@ -71,8 +75,12 @@ struct ingest {
 	bool live;               /* may read /proc (a daemon, not a replay) */
 	struct session **sess;   /* by pid */
 	size_t nsess, cap_sess;
-	struct session **conn;   /* by connection id */
+	struct conn_of {
+		uint32_t conn;
+		struct session *s;
+	} *conn;                 /* the open connections, by id */
 	size_t nconn, cap_conn;
+	uint32_t last_conn;      /* the last one opened; numbered from 1 */
 	struct report_final *finals; /* processes gone */
 	size_t nfinals, cap_finals;
 	struct report_stream stream;
@@ -88,6 +96,7 @@ struct ingest {
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;
+	size_t nobjects, cap_objects;
 	struct callsites callsites;
 	struct symbols *symbols; /* opened when a report is made */
 };
@@ -123,6 +132,25 @@ int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
  * (its PTS_CK_FS first, as a replay needs it). */
 void classify_mmap_dev(struct ingest *g, struct session *s,
 		       const struct pts_hdr *h);
+
+/* ingest_limits.c: what a process's records may cost (docs/daemon.md) */
+/* A reading of s's /proc is owed: its records did something wrong or
+ * asked for much.  Done by reading_if_owed, between two packets. */
+void reading_owed(struct ingest *g, struct session *s);
+/* s's /proc was read: nothing is owed, the model is the kernel's. */
+void reading_done(struct session *s);
+/* A packet of s came; then, its record's work counted. */
+void readings_tick(struct session *s);
+void claims_add(struct ingest *g, struct session *s, const struct pts_hdr *h);
+/* The reading owed, when one is and the last was long enough ago. */
+void reading_if_owed(struct ingest *g, struct session *s);
+/* Whether a populate of pages is applied page by page; if not, the pages
+ * are taken from a reading of /proc. */
+bool populate_allowed(struct ingest *g, struct session *s, uint64_t pages);
+/* Whether child, which s says it forked, is its child (a daemon asks
+ * /proc; a child already gone is taken as said). */
+bool fork_of_child(const struct ingest *g, const struct session *s,
+		   int32_t child);
 
 /* checkpoint.c */
 int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason);

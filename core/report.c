@@ -459,6 +459,16 @@ const char *report_checkpoint_name(uint32_t reason)
 	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "?";
 }
 
+const char *report_drop_name(uint32_t why)
+{
+	static const char *const names[] = {
+		[REPORT_DROP_NONE] = NULL,
+		[REPORT_DROP_MALFORMED] = "malformed records",
+		[REPORT_DROP_DEAF] = "unread acks",
+	};
+	return why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";
+}
+
 uint64_t report_sum3(const uint64_t *t)
 {
 	return t[PT_PTE] + t[PT_PMD] + t[PT_PUD];

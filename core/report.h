@@ -44,6 +44,7 @@ struct report_final {
 	bool alive;               /* still running when the report was made */
 	bool untraced;            /* lost its shim: static or setuid exec... */
 	uint64_t records, lost, malformed, refused, resyncs;
+	uint32_t dropped;         /* enum report_drop: why the daemon hung up */
 	uint32_t fault_mode;      /* enum pts_faults for this process */
 	int32_t fault_err;        /* why it is off (errno), 0 if not asked */
 	/* per policy: faults seen (userfaultfd) and first touches that only
@@ -51,9 +52,16 @@ struct report_final {
 	uint64_t faults[WORLDS_MAX], observed[WORLDS_MAX];
 };
 
+/* Why the daemon ended a process's connection (docs/daemon.md, Hostile
+ * clients): none, 64 malformed records in a row, acks it did not read. */
+enum report_drop { REPORT_DROP_NONE, REPORT_DROP_MALFORMED, REPORT_DROP_DEAF };
+
 /* What the shims and /proc told (ptshare run). */
 struct report_stream {
 	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
+	/* connections served, ended by the daemon, and refused: their user
+	 * may not connect (--allow-users), --max-clients were open */
+	uint64_t connections, dropped, refused_user, refused_full;
 	uint64_t intercepted_bytes, proc_only_bytes;
 	uint32_t fault_mode;      /* enum pts_faults asked for the run */
 	uint64_t faults_outside;  /* faults at no mapping the model knew */
@@ -200,6 +208,8 @@ void report_json_value(struct json *j, const struct report *r);
 const char *report_why_text(const struct report_mapping *m, size_t policy);
 uint64_t report_sum3(const uint64_t *levels);
 const char *report_checkpoint_name(uint32_t reason); /* enum pts_ck_reason */
+/* enum report_drop as the report says it; NULL for REPORT_DROP_NONE. */
+const char *report_drop_name(uint32_t why);
 /* "name" or "name:levels" when the levels are not the policy's own. */
 const char *report_policy_label(const struct mm_policy *p, char *buf,
 				size_t len);

@@ -236,6 +236,11 @@ static void final_checkpoint(struct json *j, const struct report *r,
 	json_member_u64(j, "malformed", x->malformed);
 	json_member_u64(j, "refused", x->refused);
 	json_member_u64(j, "resyncs", x->resyncs);
+	json_key(j, "dropped");
+	if (x->dropped)
+		json_string(j, report_drop_name(x->dropped));
+	else
+		json_null(j);
 	json_member_string(j, "fault_mode", fault_mode_name(x->fault_mode));
 	json_member_i64(j, "fault_errno", x->fault_err);
 	json_key(j, "faults");
@@ -266,6 +271,10 @@ static void stream(struct json *j, const struct report *r)
 	json_member_u64(j, "malformed", s->malformed);
 	json_member_u64(j, "refused", s->refused);
 	json_member_u64(j, "resyncs", s->resyncs);
+	json_member_u64(j, "connections", s->connections);
+	json_member_u64(j, "connections_dropped", s->dropped);
+	json_member_u64(j, "connections_refused_user", s->refused_user);
+	json_member_u64(j, "connections_refused_full", s->refused_full);
 	json_member_u64(j, "intercepted_bytes", s->intercepted_bytes);
 	json_member_u64(j, "proc_only_bytes", s->proc_only_bytes);
 	json_member_string(j, "fault_mode", fault_mode_name(s->fault_mode));

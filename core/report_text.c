@@ -212,6 +212,27 @@ static void faults(FILE *f, const struct report *r)
 	}
 }
 
+/* The clients the daemon hung up on or would not serve (docs/daemon.md,
+ * Hostile clients): said only when there were any, with a few of them. */
+static void clients(FILE *f, const struct report *r)
+{
+	const struct report_stream *s = &r->stream;
+	if (!s->dropped && !s->refused_user && !s->refused_full)
+		return;
+	fprintf(f, "connections: %" PRIu64 " served, %" PRIu64 " ended by the "
+		"daemon, %" PRIu64 " refused (%" PRIu64 " of users not allowed, "
+		"%" PRIu64 " over --max-clients)\n", s->connections, s->dropped,
+		s->refused_user + s->refused_full, s->refused_user, s->refused_full);
+	for (size_t i = 0, shown = 0; i < r->nfinals && shown < 5; i++) {
+		const struct report_final *x = &r->finals[i];
+		if (x->dropped) {
+			fprintf(f, "  %" PRIu32 " %s: ended by the daemon: %s\n",
+				x->proc.pid, x->proc.name, report_drop_name(x->dropped));
+			shown++;
+		}
+	}
+}
+
 static void stream(FILE *f, const struct report *r)
 {
 	const struct report_stream *s = &r->stream;
@@ -234,6 +255,7 @@ static void stream(FILE *f, const struct report *r)
 		fprintf(f, "%u processes ran without the shim (static or setuid "
 			"programs, or a cleared environment): modelled from /proc "
 			"only\n", untraced);
+	clients(f, r);
 	faults(f, r);
 }
 

@@ -6,42 +6,45 @@
 
 #include "conns.h"
 
-/* Room for index need in *arr (zeroed), doubling. */
-static int reserve(struct conn ***arr, size_t *cap, size_t need)
+/* Where id is, or would go, in t->open (sorted by id). */
+static size_t index_of(const struct conns *t, uint32_t id)
 {
-	if (need < *cap)
-		return 0;
-	size_t n = *cap ? *cap : 64;
-	while (n <= need)
-		n *= 2;
-	struct conn **p = realloc(*arr, n * sizeof(*p));
-	if (!p)
-		return -1;
-	memset(p + *cap, 0, (n - *cap) * sizeof(*p));
-	*arr = p;
-	*cap = n;
-	return 0;
+	size_t lo = 0, hi = t->nopen;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->open[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 		       uint32_t uid)
 {
 	struct conn *c;
-	if (reserve(&t->by_id, &t->cap_id, id) ||
-	    reserve(&t->open, &t->cap_open, t->nopen) ||
-	    !(c = calloc(1, sizeof(*c))))
+	if (t->nopen == t->cap_open) {
+		size_t cap = t->cap_open ? 2 * t->cap_open : 64;
+		struct conn **p = realloc(t->open, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		t->open = p;
+		t->cap_open = cap;
+	}
+	if (!(c = calloc(1, sizeof(*c))))
 		return NULL;
-	*c = (struct conn){ .fd = fd, .id = id, .pid = pid, .uid = uid,
-			    .slot = t->nopen };
+	*c = (struct conn){ .fd = fd, .id = id, .pid = pid, .uid = uid };
 	uffd_init(&c->uf);
-	t->by_id[id] = c;
+	/* Ids are given in increasing order: a new one goes last. */
 	t->open[t->nopen++] = c;
 	return c;
 }
 
 struct conn *conns_get(const struct conns *t, uint32_t id)
 {
-	return id < t->cap_id ? t->by_id[id] : NULL;
+	size_t i = index_of(t, id);
+	return i < t->nopen && t->open[i]->id == id ? t->open[i] : NULL;
 }
 
 struct conn *conns_of_pid(const struct conns *t, int32_t pid)
@@ -54,9 +57,11 @@ struct conn *conns_of_pid(const struct conns *t, int32_t pid)
 
 void conns_forget(struct conns *t, struct conn *c)
 {
-	t->by_id[c->id] = NULL;
-	t->open[c->slot] = t->open[--t->nopen];
-	t->open[c->slot]->slot = c->slot;
+	size_t i = index_of(t, c->id);
+	if (i == t->nopen || t->open[i] != c)
+		return;
+	memmove(&t->open[i], &t->open[i + 1], (t->nopen - i - 1) * sizeof(*t->open));
+	t->nopen--;
 }
 
 void conn_free(struct conn *c)
@@ -68,7 +73,6 @@ void conn_free(struct conn *c)
 
 void conns_free(struct conns *t)
 {
-	free(t->by_id);
 	free(t->open);
 	*t = (struct conns){ 0 };
 }

@@ -3,7 +3,8 @@
  * The daemon's open connections, one per traced process image: found by
  * the ingest's connection id (where an ack goes) and by the peer's pid (an
  * exec's old image), and listed (to read them all).  Each has the space the
- * ring receives its next packet in.
+ * ring receives its next packet in.  Only the open ones are kept, however
+ * many a run has had (docs/daemon.md, Hostile clients).
  */
 #ifndef PTSHARED_CONNS_H
 #define PTSHARED_CONNS_H
@@ -20,7 +21,6 @@ struct conn {
 	uint32_t id;        /* the ingest's */
 	int32_t pid;        /* the peer's (SO_PEERCRED) */
 	uint32_t uid;
-	size_t slot;        /* in conns.open */
 	unsigned inflight;  /* ring requests that use it: freed only at 0 */
 	bool closing;       /* ended; waiting for its requests to finish */
 	struct msghdr msg;  /* of the ring's recvmsg, into rx */
@@ -29,14 +29,12 @@ struct conn {
 };
 
 struct conns {
-	struct conn **by_id;
-	size_t cap_id;
-	struct conn **open; /* in no order */
+	struct conn **open; /* sorted by id: in the order they opened */
 	size_t nopen, cap_open;
 };
 
-/* A connection for fd from pid and uid, registered as id; NULL when out
- * of memory. */
+/* A connection for fd from pid and uid, registered as id (greater than
+ * any before); NULL when out of memory. */
 struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 		       uint32_t uid);
 /* The open connection id, or NULL. */
@@ -44,7 +42,7 @@ struct conn *conns_get(const struct conns *t, uint32_t id);
 /* An open connection of pid, or NULL. */
 struct conn *conns_of_pid(const struct conns *t, int32_t pid);
 /* No longer open: found no more (it may still wait for its requests).
- * Moves the last of t->open into its slot. */
+ * Those after it in t->open move down one. */
 void conns_forget(struct conns *t, struct conn *c);
 /* Closes its fds and frees it. */
 void conn_free(struct conn *c);

@@ -9,18 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "control.h"
 #include "outputs.h"
 
 #define ALL_OUTPUTS (PTS_REPORT_TEXT | PTS_REPORT_JSON | PTS_REPORT_HTML)
-
-/* Who may ask for a report: the daemon's own user, and root.  The one
- * place it is decided; the socket's mode (0600, in a private directory)
- * keeps others out before it, and this holds when that mode is widened. */
-static bool may_ask(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
 
 /* A 24-byte send on a unix socket completes or fails at once: a client
  * that does not read, or is gone, loses its answer; the daemon never
@@ -44,7 +37,7 @@ struct control_client *control_accept(int fd)
 	socklen_t len = sizeof(cred);
 	struct control_client *c = NULL;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    !may_ask(cred.uid))
+	    !access_may_report(cred.uid))
 		tell(fd, EACCES, 0);
 	else if (!(c = calloc(1, sizeof(*c))))
 		tell(fd, ENOMEM, 0);

@@ -5,7 +5,8 @@
  * report as it stands into them, answers PTS_REPORT_DONE and closes.  The
  * files are the client's (it writes them on, with its own rights): the
  * daemon opens no path for anyone, and writes only into memory, which no
- * client can make it wait on.  Who may ask is decided here alone.
+ * client can make it wait on.  Who may ask is access.h's to decide
+ * (access_may_report): the daemon's user and root alone.
  */
 #ifndef PTSHARED_CONTROL_H
 #define PTSHARED_CONTROL_H

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "loop.h"
 
 #define SQ_ENTRIES 512
@@ -169,9 +170,12 @@ static void faults_start(struct loop *l, struct conn *c)
 }
 
 /* A 32-byte send on a unix socket completes or fails at once; through the
- * ring it would need a buffer kept until completion.  A full or vanished
- * peer loses its ack: the shim waits for one only so long, and a peer that
- * is gone shows as the end of its stream. */
+ * ring it would need a buffer kept until completion.  A peer that is gone
+ * shows as the end of its stream.  A peer whose socket is full has not
+ * read hundreds of acks (a shim reads each it waits for, and waits for a
+ * few): it is dropped, its connection shut down, so that the reads of it
+ * end as at its end of file (the connection may be another than the one
+ * being read: a forked child's). */
 static void send_acks(struct loop *l, const struct ingest_action *act)
 {
 	for (unsigned i = 0; i < act->nack; i++) {
@@ -180,8 +184,12 @@ static void send_acks(struct loop *l, const struct ingest_action *act)
 			continue;
 		if (c->uf.fd >= 0 && !c->uf.started && !l->stopping)
 			faults_start(l, c);
-		send(c->fd, &act->ack[i].rec, sizeof(act->ack[i].rec),
-		     MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (send(c->fd, &act->ack[i].rec, sizeof(act->ack[i].rec),
+			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+		    (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			ingest_drop(l->g, c->id, REPORT_DROP_DEAF);
+			shutdown(c->fd, SHUT_RDWR);
+		}
 	}
 }
 
@@ -243,6 +251,8 @@ static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 	if (after & UFFD_RECORD_ACK)
 		ack_record(&act, c->id, data);
 	send_acks(l, &act);
+	if (act.drop)
+		ingest_drop(l->g, c->id, REPORT_DROP_MALFORMED);
 	return !act.drop;
 }
 
@@ -275,6 +285,23 @@ static bool drain_conn(struct loop *l, struct conn *c, unsigned max)
 	return true;
 }
 
+/* A connection not served: closed at once (a shim sees the end of its
+ * stream and runs on untraced), counted in the report, said once. */
+static void refuse(struct loop *l, int fd, enum ingest_refusal why, uid_t uid)
+{
+	close(fd);
+	ingest_refused(l->g, why);
+	if (why == INGEST_REFUSED_USER && !l->told_refused_user)
+		fprintf(stderr, "ptshared: refused a process of uid %u: its user "
+			"may not connect (--allow-users; docs/daemon.md, Access)\n",
+			(unsigned)uid);
+	else if (why == INGEST_REFUSED_FULL && !l->told_refused_full)
+		fprintf(stderr, "ptshared: %zu connections open (--max-clients): "
+			"new processes are not traced\n", l->conns.nopen);
+	l->told_refused_user |= why == INGEST_REFUSED_USER;
+	l->told_refused_full |= why == INGEST_REFUSED_FULL;
+}
+
 /*
  * Identity comes from the kernel (SO_PEERCRED), never from a record.  A new
  * image connects after its exec closed the old image's connection, whose
@@ -291,9 +318,17 @@ static void conn_open(struct loop *l, int fd)
 		close(fd); /* a peer outside our pid namespace: no /proc to read */
 		return;
 	}
+	if (!access_may_connect(cred.uid)) {
+		refuse(l, fd, INGEST_REFUSED_USER, cred.uid);
+		return;
+	}
 	struct conn *old = conns_of_pid(&l->conns, cred.pid);
 	if (old)
 		drain_conn(l, old, DRAIN_MAX);
+	if (l->conns.nopen >= l->cfg.max_clients) {
+		refuse(l, fd, INGEST_REFUSED_FULL, cred.uid);
+		return;
+	}
 	uint32_t id = ingest_connect(l->g, cred.pid, cred.uid);
 	struct conn *c = id ? conns_add(&l->conns, fd, id, cred.pid, cred.uid)
 			    : NULL;
@@ -498,8 +533,8 @@ static void complete(struct loop *l, const struct io_uring_cqe *cqe)
 	}
 }
 
-/* Every connection read up to now.  Backwards: a connection that ends
- * leaves its slot to the last one, which was read already. */
+/* Every connection read up to now.  Backwards: when a connection ends,
+ * the ones after it move down, and they were read already. */
 static void drain_all(struct loop *l)
 {
 	for (size_t i = l->conns.nopen; i-- > 0;)
@@ -543,9 +578,9 @@ static void fault_seen(void *arg, uint64_t addr, uint32_t flags)
 }
 
 /* The faults of every process whose userfaultfd's poll fired.  At the end
- * of a batch, for the reason tick() gives.  Backwards: a connection that
- * ends leaves its slot to the last one, already done; its faults are let
- * go by the close of its userfaultfd. */
+ * of a batch, for the reason tick() gives.  Backwards: when a connection
+ * ends, the ones after it, already done, move down; its faults are let go
+ * by the close of its userfaultfd. */
 static void serve_faults(struct loop *l)
 {
 	l->faults_due = false;

@@ -28,6 +28,7 @@ struct loop_config {
 	const sigset_t *stop;  /* blocked signals that end the run */
 	FILE *trace;           /* flushed whenever the loop waits, or NULL */
 	uint32_t faults;       /* enum pts_faults */
+	size_t max_clients;    /* connections served at once, at most */
 	const struct mm_world *linux_world; /* what userfaultfds register */
 };
 
@@ -51,6 +52,7 @@ struct loop {
 	bool report_accept_down; /* ...and the report socket's */
 	bool faults_due;       /* a userfaultfd was left with faults to read */
 	bool told_no_uffd;     /* a process without one: said once */
+	bool told_refused_user, told_refused_full; /* refusals: said once */
 };
 
 /* The ring and the first requests.  0, or -errno. */

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "ingest.h"
 #include "listen.h"
 #include "loop.h"
@@ -36,14 +38,26 @@ static void block_stop_signals(sigset_t *stop)
 	sigprocmask(SIG_BLOCK, stop, NULL);
 }
 
-/* One connection per traced process: as many as the hard limit allows. */
-static void raise_fd_limit(void)
+/* Connections served at once by default: each costs about 5 KiB besides
+ * its process's model (docs/daemon.md, Hostile clients). */
+#define CLIENTS_DEFAULT 16384
+#define FDS_OWN 64 /* the daemon's own: reports, trace, ring, /proc */
+
+/* One connection per traced process, and its userfaultfd: as many as the
+ * hard limit allows.  Returns --max-clients, or by default as many
+ * connections as the limit has room for with their userfaultfds. */
+static size_t raise_fd_limit(uint64_t asked)
 {
 	struct rlimit rl;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		rl.rlim_cur = 1024;
+	else if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
 	}
+	uint64_t room = rl.rlim_cur > 2 * FDS_OWN ? (rl.rlim_cur - FDS_OWN) / 2 : FDS_OWN;
+	return asked ? asked : room < CLIENTS_DEFAULT ? room : CLIENTS_DEFAULT;
 }
 
 static void say_ready(int fd)
@@ -82,9 +96,20 @@ static void stop_listening(int fd, const char *path)
 /* Serves until the stop signal, then the last checkpoint and the report. */
 static int serve(struct ingest *g, const struct worlds *ws,
 		 const struct daemon_options *o, const sigset_t *stop,
-		 struct outputs *out)
+		 struct outputs *out, size_t max_clients)
 {
+	char why[PATH_MAX + 160];
+	if (access_check_socket_dir(o->socket, why, sizeof(why))) {
+		fprintf(stderr, "ptshared: cannot listen on %s: %s\n", o->socket, why);
+		return 1;
+	}
 	int lfd = start_listening(o->socket, SOCK_SEQPACKET);
+	int err = lfd < 0 ? 0 : access_open_socket(o->socket);
+	if (err) {
+		fprintf(stderr, "ptshared: chmod %s: %s\n", o->socket, strerror(-err));
+		stop_listening(lfd, o->socket);
+		return 1;
+	}
 	int rfd = lfd < 0 ? -1 : start_listening(o->report_socket, SOCK_STREAM);
 	if (lfd < 0 || rfd == -2) {
 		stop_listening(lfd, o->socket);
@@ -95,7 +120,7 @@ static int serve(struct ingest *g, const struct worlds *ws,
 		.listen_fd = lfd, .report_fd = rfd,
 		.interval_s = (unsigned)o->interval_s,
 		.stop = stop, .trace = out->trace.f, .faults = o->faults,
-		.linux_world = ws->w[0],
+		.linux_world = ws->w[0], .max_clients = max_clients,
 	};
 	ingest_fault_mode(g, 0, o->faults, 0);
 	int r = loop_init(&l, g, &cfg);
@@ -144,13 +169,13 @@ int main(int argc, char **argv)
 		worlds_free(&ws);
 		return 1;
 	}
-	raise_fd_limit();
+	size_t max_clients = raise_fd_limit(o.max_clients);
 	struct ingest *g = ingest_new(&ws, true, out.trace.f);
 	if (!g) {
 		fputs("ptshared: out of memory\n", stderr);
 		status = 1;
 	} else {
-		status = serve(g, &ws, &o, &stop, &out);
+		status = serve(g, &ws, &o, &stop, &out, max_clients);
 	}
 	outputs_close(&out);
 	ingest_free(g);

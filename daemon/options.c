@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "access.h"
 #include "cli.h"
 #include "options.h"
 #include "ptshare/wire.h"
@@ -16,7 +17,7 @@ static void usage(FILE *f)
 	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
 	      "                [--interval S] [--faults table|all|off] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
-	      "                [--ready-fd N]\n"
+	      "                [--ready-fd N] [--allow-users LIST|all] [--max-clients N]\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
 	      "records of programs run with libptshare.so preloaded, feeds them to\n"
@@ -41,6 +42,12 @@ static void usage(FILE *f)
 	      "  --top N         processes and mappings the text lists (default 20,\n"
 	      "                  0: all)\n"
 	      "  --ready-fd N    write \"ready\\n\" to fd N and close it once listening\n"
+	      "  --allow-users LIST  serve these users' processes too (names or\n"
+	      "                  uids, comma-separated, or all): the socket is made\n"
+	      "                  0666; its directory may be root's (default: only\n"
+	      "                  the daemon's own user)\n"
+	      "  --max-clients N connections served at once (default: 16384, or\n"
+	      "                  half the fd limit when that is less)\n"
 	      "\n"
 	      "Exit status: 0 after a clean shutdown, 1 on a failure, 2 on a usage\n"
 	      "error.\n",
@@ -68,12 +75,15 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "faults", required_argument, NULL, 'f' },
+		{ "allow-users", required_argument, NULL, 'u' },
+		{ "max-clients", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	*o = (struct daemon_options){ .interval_s = 1, .top = 20, .ready_fd = -1,
 				      .faults = PTS_FAULTS_TABLE };
 	uint64_t fd;
+	char err[128];
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -117,6 +127,17 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		case 'f':
 			if (cli_faults(optarg, &o->faults))
 				return bad("--faults is table, all or off, not", optarg);
+			break;
+		case 'u':
+			if (access_allow_users(optarg, err, sizeof(err))) {
+				fprintf(stderr, "ptshared: %s\n", err);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'm':
+			if (cli_u64(optarg, &o->max_clients) || !o->max_clients)
+				return bad("bad --max-clients (at least 1)", optarg);
 			break;
 		case 'h':
 			usage(stdout);

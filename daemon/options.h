@@ -18,6 +18,7 @@ struct daemon_options {
 	uint64_t top;         /* rows of the text report; 0: all */
 	int ready_fd;         /* -1: none */
 	uint32_t faults;      /* enum pts_faults (docs/faults.md) */
+	uint64_t max_clients; /* 0: the default (docs/daemon.md, Hostile clients) */
 };
 
 /* Returns -1 when the run should go on, else the exit status (0 after
