@@ -223,10 +223,11 @@ static void ck_end(struct ingest *g, struct session *s,
 	s->last.proc.vmpte_kb = e->vmpte_kb;
 	s->last.proc.stable = e->stable;
 	s->last.reason = ck->reason;
-	/* Before processes start to leave, and on the timer: the peak. */
+	/* Before processes start to leave, and on the timer: the peak, once
+	 * the reading it belongs to is over (apply()). */
 	if (ck->reason == PTS_CK_EXIT || ck->reason == PTS_CK_TIMER ||
 	    ck->reason == PTS_CK_FINAL)
-		ingest_capture_peak(g);
+		g->peak_due = true;
 }
 
 /*

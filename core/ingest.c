@@ -12,6 +12,7 @@
 
 #define HELD_MAX (64u << 10)    /* a pending child's packets, at most */
 #define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
+#define FULL_READ_SHARE 4       /* and at most 1/this of the time */
 #define MALFORMED_MAX 64        /* in a row, then the connection is dropped */
 
 /* Records are copied here before use: packets and trace frames need not
@@ -518,6 +519,13 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 {
 	const union aligned_rec *r = rec;
 	const struct pts_hdr *h = &r->h;
+	/* The peak after a reading of /proc, taken once it is over: a timer
+	 * reads every process, one after the other, and a report per process
+	 * read would cost the square of their number. */
+	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_FS)) {
+		g->peak_due = false;
+		ingest_capture_peak(g);
+	}
 	trace_frame(g, pid, conn, h);
 	switch (h->type) {
 	case PTS_CONN_OPEN:
@@ -709,7 +717,14 @@ void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason)
  */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 {
-	g->full_read_ns = now_ns();
+	uint64_t start = now_ns();
+	/* Reading every process takes at most 1/FULL_READ_SHARE of the
+	 * daemon's time: a thousand processes take a second or more to read,
+	 * and every connection waits meanwhile. */
+	if (reason == PTS_CK_TIMER && g->full_read_ns &&
+	    start - g->full_read_ns < FULL_READ_SHARE * g->full_read_cost_ns)
+		return;
+	g->full_read_ns = start;
 	for (size_t i = 0; i < g->nsess && g->live;) {
 		struct session *s = g->sess[i];
 		int r = 0;
@@ -723,6 +738,7 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 		}
 		i++;
 	}
+	g->full_read_cost_ns = now_ns() - start;
 }
 
 const char *object_name(const struct ingest *g, const struct mm_object_id *id)
@@ -846,11 +862,18 @@ static const struct report *report_of_peak(struct ingest *g)
 
 const struct report *ingest_report(struct ingest *g)
 {
+	g->peak_due = false;
 	ingest_capture_peak(g);
 	return report_of_peak(g);
 }
 
 const struct report *ingest_report_now(struct ingest *g)
 {
+	/* A reading over is the peak's already: the next record would take
+	 * it before anything changes. */
+	if (g->peak_due) {
+		g->peak_due = false;
+		ingest_capture_peak(g);
+	}
 	return report_of_peak(g);
 }

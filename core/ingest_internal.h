@@ -92,8 +92,10 @@ struct ingest {
 	struct fs_cache *fs;     /* live: the mounts, per mount namespace */
 	struct report peak;
 	uint64_t peak_tables;
+	bool peak_due;           /* a reading ended: take the peak after it */
 	bool peak_symbolized;    /* its call sites named, once per peak */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
+	uint64_t full_read_cost_ns; /* how long it took */
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;
 	size_t nobjects, cap_objects;
