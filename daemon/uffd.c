@@ -176,20 +176,24 @@ static int unregister(struct uffd *u, uint64_t start, uint64_t end)
 }
 
 /* [start, end) left the kernel's registrations (unmapped, moved or mapped
- * over): forgotten, cutting the ranges it meets. */
-static void forget(struct uffd *u, uint64_t start, uint64_t end)
+ * over): forgotten, cutting the ranges it meets.  Whether it met any. */
+static bool forget(struct uffd *u, uint64_t start, uint64_t end)
 {
+	bool met = false;
 	for (size_t i = 0; i < u->nr;) {
 		struct uffd_range *r = &u->r[i];
 		if (r->end <= start || r->start >= end) {
 			i++;
-		} else if (r->start < start && r->end > end) {
+			continue;
+		}
+		met = true;
+		if (r->start < start && r->end > end) {
 			if (make_room(u, i + 1))
-				return; /* the tail is dealt with again */
+				return met; /* the tail is dealt with again */
 			u->r[i + 1] = u->r[i];
 			u->r[i].end = start;
 			u->r[i + 1].start = end;
-			return;
+			return met;
 		} else if (r->start < start) {
 			r->end = start;
 			i++;
@@ -201,6 +205,7 @@ static void forget(struct uffd *u, uint64_t start, uint64_t end)
 			u->nr--;
 		}
 	}
+	return met;
 }
 
 /* A failed mremap (EFAULT) over ranges of ours: the kernel's VMAs there
@@ -229,10 +234,10 @@ unsigned uffd_record(struct uffd *u, const void *pkt, size_t len)
 			return UFFD_RECORD_ACK;
 		}
 		/* Without UFFD_FEATURE_EVENT_REMAP the kernel drops the
-		 * registration of what moves. */
-		forget(u, m.old_addr, m.old_addr + m.old_len);
+		 * registration of what moves: registered again, if it was. */
+		bool moved = forget(u, m.old_addr, m.old_addr + m.old_len);
 		forget(u, m.new_addr, m.new_addr + m.new_len);
-		return UFFD_RECORD_SYNC;
+		return moved ? UFFD_RECORD_SYNC : 0;
 	}
 	if (h.flags & PTS_F_FAILED)
 		return 0;
@@ -240,7 +245,9 @@ unsigned uffd_record(struct uffd *u, const void *pkt, size_t len)
 		struct pts_mmap m;
 		memcpy(&m, pkt, sizeof(m));
 		forget(u, m.addr, m.addr + m.len); /* MAP_FIXED over a range */
-		return UFFD_RECORD_SYNC;
+		/* Only shared memory is registered: a private mapping (most
+		 * of them: malloc's) costs no walk of the process's mappings. */
+		return (m.flags & MAP_TYPE) != MAP_PRIVATE ? UFFD_RECORD_SYNC : 0;
 	}
 	if (h.type == PTS_MUNMAP && len >= sizeof(struct pts_range)) {
 		struct pts_range m;

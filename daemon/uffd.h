@@ -64,7 +64,8 @@ enum uffd_record_action {
 /*
  * A record the process sent (pkt, len bytes, as received): the ranges an
  * mmap, munmap or mremap took from the kernel's registrations are
- * forgotten, to be registered again if they are still mapped.  An mremap
+ * forgotten, to be registered again (a shared mmap, or an mremap of a
+ * registered range, asks for a sync) if they are still mapped.  An mremap
  * that failed with EFAULT may have met a VMA our registrations split: the
  * range is released, and the shim waits for an ACK to try again (always
  * sent, userfaultfd or not).  Returns enum uffd_record_action flags.

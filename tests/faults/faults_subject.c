@@ -191,7 +191,10 @@ static size_t spans_of(size_t pages)
 	return (pages * PAGE + SPAN - 1) / SPAN;
 }
 
-/* table: the spans touched are no longer registered, the next one is. */
+/* table: the spans touched are no longer registered, the next one is.
+ * Every span touched has two pages touched at least: the daemon releases a
+ * span just after it resolves its first fault, and the second waits for
+ * that. */
 static void check_released(char *const a[], const size_t pages[], int check)
 {
 	for (int r = 0; r < REGIONS; r++) {
@@ -368,7 +371,9 @@ static int splitremap(void)
 	char *p = map_region(REGION_ANON);
 	wait_registered(p, REGION_BYTES, true, 60);
 	char *a = span_up(p) + SPAN;
-	write_pages(a, 0, 0, 1, 0);
+	/* Two pages: the daemon releases the span just after it resolves the
+	 * first fault, and the second waits for that. */
+	write_pages(a, 0, 0, 2, 0);
 	struct uffd_flags f = uffd_flags((uintptr_t)p, (uintptr_t)p + REGION_BYTES);
 	if (f.vmas < 3 || f.missing != f.vmas - 1)
 		failed(61, "%d mappings, %d registered: not split by a release",
@@ -377,7 +382,7 @@ static int splitremap(void)
 			 MREMAP_MAYMOVE | MREMAP_FIXED, hole(REGION_BYTES));
 	if (q == MAP_FAILED)
 		failed(62, "mremap of a split mapping: %s", strerror(errno));
-	check_pages(q + (a - p), 0, 0, 1, 0, 63);
+	check_pages(q + (a - p), 0, 0, 2, 0, 63);
 	say("@pid %d\nsplitremap done\n", (int)getpid());
 	return 0;
 }
