@@ -44,8 +44,8 @@ static struct maxmap maxmap_said(const char *text)
  * under ptshare by what it had before it began, the shim's mappings: so
  * its first line is the same, its second differs by exactly that.  The
  * daemon cannot keep up with 131,000 records in a burst: the report counts
- * as lost exactly the calls the trace does not have (never HELLO or EXIT),
- * and each gap made it read the process again.
+ * as lost the calls the trace does not have, and each gap made it read the
+ * process again.
  */
 static void test_max_map_count(void **state)
 {
@@ -66,25 +66,33 @@ static void test_max_map_count(void **state)
 	assert_int_equal(s.after, s.before);
 
 	/* HELLO, the array of addresses, the mappings and the one that
-	 * failed, their unmaps, the array's, EXIT.  HELLO and EXIT waited for
-	 * room in the socket: the daemon has them, whatever else it lost. */
+	 * failed, their unmaps, the array's, EXIT.  HELLO finds the socket
+	 * empty; EXIT waits (wait_ms) for room, and then the daemon sees the
+	 * whole numbering: lost is exactly the calls the trace lacks.  A
+	 * daemon still seconds behind at the exit loses EXIT too, and with
+	 * it the count of what was dropped after the last record it got. */
 	const uint64_t calls = 2 * (uint64_t)s.mapped + 5;
 	const char *trace = torture_trace(&t);
-	assert_int_equal(trace_records(trace, PTS_HELLO), 1);
-	assert_int_equal(trace_records(trace, PTS_EXIT), 1);
 	const uint64_t received = trace_records(trace, PTS_HELLO) +
 				  trace_records(trace, PTS_MMAP) +
 				  trace_records(trace, PTS_MUNMAP) +
 				  trace_records(trace, PTS_EXIT);
+	const uint64_t lost = stream_u64(t.doc, "lost");
+	assert_int_equal(trace_records(trace, PTS_HELLO), 1);
 	assert_true(received <= calls);
-	assert_int_equal(stream_u64(t.doc, "lost"), calls - received);
-	if (calls > received)
+	if (trace_records(trace, PTS_EXIT))
+		assert_int_equal(lost, calls - received);
+	else
+		assert_true(lost <= calls - received);
+	if (lost)
 		assert_true(stream_u64(t.doc, "resyncs") > 0);
 	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 1);
 	assert_models_at_most_kernel(t.doc, 0);
-	print_message("maxmap: %ld mappings of the shim's; %llu of %llu records lost\n",
-		      s.before - p.before, (unsigned long long)(calls - received),
-		      (unsigned long long)calls);
+	print_message("maxmap: %ld mappings of the shim's; %llu of %llu records "
+		      "missing, %llu counted lost, EXIT %s\n", s.before - p.before,
+		      (unsigned long long)(calls - received),
+		      (unsigned long long)calls, (unsigned long long)lost,
+		      trace_records(trace, PTS_EXIT) ? "received" : "lost");
 	torture_free(&t);
 }
 
