@@ -103,8 +103,10 @@ static int make_room(struct uffd *u, size_t i)
 	return 0;
 }
 
-/* MISSING, and MINOR where it leaves the kernel's own sharing alone. */
-static bool do_register(struct uffd *u, uint64_t start, uint64_t end,
+/* MISSING, and MINOR where it leaves the kernel's own sharing alone.  A
+ * range the kernel refuses (a shared mapping of a file opened read-only)
+ * is seen through pagemap only. */
+static void do_register(struct uffd *u, uint64_t start, uint64_t end,
 			uint32_t huge_shift)
 {
 	struct uffdio_register reg = {
@@ -112,12 +114,11 @@ static bool do_register(struct uffd *u, uint64_t start, uint64_t end,
 		.mode = UFFDIO_REGISTER_MODE_MISSING |
 			(huge_shift ? 0 : UFFDIO_REGISTER_MODE_MINOR),
 	};
-	return !ioctl(u->fd, UFFDIO_REGISTER, &reg);
+	ioctl(u->fd, UFFDIO_REGISTER, &reg);
 }
 
-/* The parts of [start, end) not dealt with yet: registered (or tried, and
- * noted as refused, so as not to be tried again: a read-only shared file,
- * which the kernel refuses, say). */
+/* The parts of [start, end) not dealt with yet: registered, or tried (and
+ * not tried again). */
 static int cover(struct uffd *u, uint64_t start, uint64_t end,
 		 uint32_t huge_shift)
 {
@@ -132,9 +133,8 @@ static int cover(struct uffd *u, uint64_t start, uint64_t end,
 		uint64_t to = i < u->nr && u->r[i].start < end ? u->r[i].start : end;
 		if (make_room(u, i))
 			return -ENOMEM;
-		u->r[i++] = (struct uffd_range){
-			at, to, huge_shift, do_register(u, at, to, huge_shift),
-		};
+		u->r[i++] = (struct uffd_range){ at, to, huge_shift };
+		do_register(u, at, to, huge_shift);
 		at = to;
 	}
 	return 0;
@@ -271,7 +271,7 @@ static struct uffd_range range_of(const struct uffd *u, uint64_t addr)
 	}
 	if (lo < u->nr && u->r[lo].start <= addr)
 		return u->r[lo];
-	return (struct uffd_range){ addr, addr + MM_PAGE_SIZE, 0, true };
+	return (struct uffd_range){ addr, addr + MM_PAGE_SIZE, 0 };
 }
 
 /* The span of one table (2 MiB, or the huge page when larger) around

@@ -28,7 +28,6 @@
 struct uffd_range {
 	uint64_t start, end;
 	uint32_t huge_shift; /* hugetlb page size, 0 for shmem */
-	bool registered;     /* the kernel took it */
 };
 
 struct uffd {
