@@ -16,6 +16,7 @@
  * machine) and still says what the workload did.  Reading stops at the
  * first frame that is not whole.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,10 +215,16 @@ int main(int argc, char **argv)
 	}
 	bool ops = !strcmp(argv[1], "ops");
 	slim = argc == 5 ? strtoul(argv[4], NULL, 10) : 0;
-	FILE *in = fopen(argv[2], "rb"), *out = fopen(argv[3], "wb");
+	/* The input is read before the output is made: OUT may name it. */
+	FILE *in = fopen(argv[2], "rb"), *out;
 	uint8_t header[HEADER];
-	if (!in || !out || fread(header, sizeof(header), 1, in) != 1) {
-		perror(in ? argv[3] : argv[2]);
+	if (!in || fread(header, sizeof(header), 1, in) != 1) {
+		fprintf(stderr, "fuzz_seeds: %s: %s\n", argv[2],
+			in ? "shorter than a trace header" : strerror(errno));
+		return 1;
+	}
+	if (!(out = fopen(argv[3], "wb"))) {
+		perror(argv[3]);
 		return 1;
 	}
 	if (!ops)
