@@ -296,8 +296,8 @@ static void refuse(struct loop *l, int fd, enum ingest_refusal why, uid_t uid)
 			"may not connect (--allow-users; docs/daemon.md, Access)\n",
 			(unsigned)uid);
 	else if (why == INGEST_REFUSED_FULL && !l->told_refused_full)
-		fprintf(stderr, "ptshared: %zu connections open (--max-clients): "
-			"new processes are not traced\n", l->conns.nopen);
+		fprintf(stderr, "ptshared: --max-clients %zu connections open: new "
+			"processes are not traced\n", l->conns.nopen);
 	l->told_refused_user |= why == INGEST_REFUSED_USER;
 	l->told_refused_full |= why == INGEST_REFUSED_FULL;
 }

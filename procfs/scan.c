@@ -69,7 +69,10 @@ static uint8_t page_bits(__u64 categories)
 static int scan_ioctl(int fd, uint64_t start, uint64_t end, bool file,
 		      struct procfs_runs *out)
 {
-	struct page_region vec[SCAN_VEC_LEN];
+	/* Zeroed, though the kernel fills what it returns: valgrind (3.19)
+	 * does not know PAGEMAP_SCAN, and would take it all for uninitialised
+	 * (docs/valgrind.md). */
+	struct page_region vec[SCAN_VEC_LEN] = { 0 };
 	struct pm_scan_arg arg = {
 		.size = sizeof(arg),
 		.vec = (uintptr_t)vec,

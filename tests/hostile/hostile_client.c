@@ -189,10 +189,11 @@ static bool daemon_holds(pid_t d, int fd)
 	return held;
 }
 
-/* Until the daemon holds none of fds (bounded): true when it let them go. */
+/* Until the daemon holds none of fds (at most 120 s): true when it let
+ * them go. */
 static bool released(pid_t d, const int *fds, size_t n)
 {
-	for (int tries = 0; tries < 3000; tries++) {
+	for (int tries = 0; tries < 12000; tries++) {
 		bool any = false;
 		for (size_t i = 0; i < n && !any; i++)
 			any = daemon_holds(d, fds[i]);
@@ -203,18 +204,20 @@ static bool released(pid_t d, const int *fds, size_t n)
 	return false;
 }
 
-/* A HELLO saying it brings a userfaultfd, with fds that are not one. */
-static bool hello_with(const int *fds, size_t n)
+/* A HELLO saying it brings a userfaultfd, with fds that are not one:
+ * "closed" once the daemon has acked it, let them go, and acked an EXIT. */
+static const char *hello_with(const int *fds, size_t n)
 {
 	struct hconn c = open_conn();
 	struct pts_hello h = { .version = PTS_WIRE_VERSION, .flags = PTS_HELLO_UFFD };
-	const char *acked = hconn_ask_fds(&c, &h.h, PTS_HELLO, sizeof(h), fds, n);
-	pid_t d = daemon_pid(&c);
-	bool ok = !strcmp(acked, "acked") && released(d, fds, n);
 	struct pts_exit e = { 0 };
-	ok &= !strcmp(hconn_ask(&c, &e.h, PTS_EXIT, sizeof(e), -1), "acked");
+	const char *said = hconn_ask_fds(&c, &h.h, PTS_HELLO, sizeof(h), fds, n);
+	if (!strcmp(said, "acked"))
+		said = !released(daemon_pid(&c), fds, n) ? "kept"
+		       : !strcmp(hconn_ask(&c, &e.h, PTS_EXIT, sizeof(e), -1), "acked")
+			       ? "closed" : "exit not acked";
 	hconn_close(&c);
-	return ok;
+	return said;
 }
 
 static int fds(void)
@@ -227,10 +230,10 @@ static int fds(void)
 		die("fds");
 	unlink(file);
 	const int two[] = { p[1], q[1] };
-	say("pipe %s\n", hello_with(&p[1], 1) ? "closed" : "kept");
-	say("file %s\n", hello_with(&f, 1) ? "closed" : "kept");
-	say("socket %s\n", hello_with(&s[0], 1) ? "closed" : "kept");
-	say("two %s\n", hello_with(two, 2) ? "closed" : "kept");
+	say("pipe %s\n", hello_with(&p[1], 1));
+	say("file %s\n", hello_with(&f, 1));
+	say("socket %s\n", hello_with(&s[0], 1));
+	say("two %s\n", hello_with(two, 2));
 	/* More than a packet may bring (recv.h: RECV_FDS_MAX): the kernel
 	 * closes those that do not fit, the daemon the others. */
 	int many[8];

@@ -54,7 +54,7 @@ static _Noreturn void work(int stop, int index)
 		char c;
 		if (read(stop, &c, 1) == 0)
 			break;
-		usleep(2000);
+		usleep(10000);
 	}
 	printf("@calls %d %lu\n", (int)getpid(), calls);
 	fflush(stdout);

@@ -12,7 +12,7 @@
 
 #include "hostile_wire.h"
 
-#define ACK_TIMEOUT_MS 30000
+#define ACK_TIMEOUT_MS 120000
 #define FDS_MAX 16
 
 int hconn_open(struct hconn *c, const char *path)

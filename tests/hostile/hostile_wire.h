@@ -29,7 +29,7 @@ unsigned hconn_raw(struct hconn *c, const void *buf, size_t len, int fd);
 /* A record filled and sent: false once the daemon has hung up. */
 bool hconn_send(struct hconn *c, struct pts_hdr *h, uint16_t type, size_t size,
 		int fd);
-/* The ACK of seq: "acked", "hung up", or "no ack" after 30 s. */
+/* The ACK of seq: "acked", "hung up", or "no ack" after 120 s. */
 const char *hconn_wait_ack(struct hconn *c, uint32_t seq);
 /* A record sent (with its fds) and its ACK waited for. */
 const char *hconn_ask_fds(struct hconn *c, struct pts_hdr *h, uint16_t type,

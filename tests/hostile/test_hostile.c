@@ -30,7 +30,7 @@
 #define CROWD (MAX_CLIENTS + 16)
 #define STORM 10000
 #define STORM_PAUSE 1000
-#define CLAIMS "20000"
+#define CLAIMS "5000"
 /*
  * Bounds on the daemon's memory (docs/daemon.md, Hostile clients).  The
  * 9,000 connections after the pause may add nothing that stays: keeping
