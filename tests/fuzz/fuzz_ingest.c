@@ -3,7 +3,8 @@
  * fuzz_ingest: the record decoder as a daemon drives it, in replay mode (no
  * /proc): connections open and close, packets of any length arrive on
  * them, trace records are applied between them (fuzz_ops.h).  The actions
- * are honoured as the daemon does: a connection asked to drop is closed.
+ * are honoured as the daemon does: a connection asked to drop is dropped
+ * and closed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,10 @@ static void packet(struct fuzz_run *f, uint32_t conn, struct input *in)
 	free(buf);
 	if (act.nack > INGEST_MAX_ACKS)
 		fuzz_fail("%u acks for one packet", act.nack);
-	if (act.drop)
+	if (act.drop) {
+		ingest_drop(f->g, conn, REPORT_DROP_MALFORMED);
 		ingest_disconnect(f->g, conn);
+	}
 }
 
 static void replay(struct fuzz_run *f, struct input *in)
@@ -97,6 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case FOPS_REPORT:
 			ingest_report(f.g);
+			break;
+		case FOPS_DEAF:
+			ingest_drop(f.g, *c, REPORT_DROP_DEAF);
 			break;
 		}
 	}

@@ -5,7 +5,7 @@
  * byte: the kind in the low 3 bits, a connection slot (of 8) in the top 3.
  * Integers are little-endian.  A payload is `len` bytes; when the input
  * ends first, the rest is zeros, so that short inputs can send the long
- * packets a lying sender would.  Kinds 5-7 do nothing.
+ * packets a lying sender would.  Kinds 6 and 7 do nothing.
  *
  *   CONNECT     pid:i32              slot = ingest_connect(pid, uid 0)
  *   PACKET      len:u16 payload      ingest_packet on the slot's connection
@@ -15,6 +15,10 @@
  *   REPLAY      pid:i32 conn:u32 len:u16 payload
  *                                    ingest_replay, as a trace frame
  *   REPORT                           ingest_report in the middle of a run
+ *   DEAF                             ingest_drop(REPORT_DROP_DEAF) of the
+ *                                    slot's connection: an ack could not
+ *                                    be sent (a DISCONNECT follows when
+ *                                    the script says)
  *
  * fuzz_seeds turns a trace into such a script (docs/fuzzing.md).
  */
@@ -27,6 +31,7 @@ enum fops_kind {
 	FOPS_DISCONNECT,
 	FOPS_REPLAY,
 	FOPS_REPORT,
+	FOPS_DEAF,
 };
 
 #define FOPS_SLOTS 8
