@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols.h"
@@ -72,12 +73,16 @@ void symbols_free(struct symbols *s)
 	free(s);
 }
 
+/* Paths come from traces too: O_NONBLOCK and a regular file only, so
+ * that a FIFO or a device named there cannot block a report. */
 static Elf *open_elf(const char *path, int *fd)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0)
 		return NULL;
-	Elf *e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	Elf *e = fstat(*fd, &st) || !S_ISREG(st.st_mode)
+		 ? NULL : elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF)
 		return e;
 	if (e)
