@@ -23,17 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../support/subject.h"
+
 #include "faults_subject.h"
 
 #define PAGE 4096UL
 #define SPAN (2UL << 20)
 #define WAIT_MS 60000 /* for the daemon to register a mapping */
-
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "faults_subject: %s: %s\n", what, strerror(errno));
-	exit(100);
-}
 
 /* A check that failed: exit with its number. */
 static _Noreturn void failed(int check, const char *fmt, ...)
@@ -47,16 +43,6 @@ static _Noreturn void failed(int check, const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(check);
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fflush(stdout);
 }
 
 /* What page i of region r holds once written by the process w. */

@@ -43,25 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../support/subject.h"
+
 #include "hostile_wire.h"
 
 static const char *sock_path;
-
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "hostile_client: %s: %s\n", what, strerror(errno));
-	exit(100);
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fflush(stdout);
-}
 
 /* A line on stdin, or its end. */
 static void wait_line(void)

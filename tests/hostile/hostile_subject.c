@@ -17,22 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/subject.h"
+
 #define PAGE 4096UL
 #define SHARED_BYTES (8UL << 20)
 #define ROUND_BYTES (2UL << 20)
 #define ROUNDS_ADDR (16UL << 30) /* below anything of a PIE program's */
-
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "hostile_subject: %s: %s\n", what, strerror(errno));
-	exit(100);
-}
-
-static void touch(volatile char *p, size_t len)
-{
-	for (size_t off = 0; off < len; off += PAGE)
-		p[off] = 1;
-}
 
 /* Until the parent closes stop: an mmap and a munmap a round, of a
  * region alone in its GiB, so that the kernel frees its tables with it (a

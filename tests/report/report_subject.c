@@ -19,25 +19,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/subject.h"
+
 #define WORKERS 3
 #define PAGE 4096UL
 #define SHARED_BYTES (32UL << 20)
 #define GROW_BYTES (64UL << 20)
 
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "report_subject: %s: %s\n", what, strerror(errno));
-	exit(100);
-}
-
 static void *touched(size_t len, int flags)
 {
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS,
-		       -1, 0);
-	if (p == MAP_FAILED)
-		die("mmap");
-	for (size_t off = 0; off < len; off += PAGE)
-		p[off] = 1;
+	char *p = map_anon(len, flags);
+	touch(p, len);
 	return p;
 }
 

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../support/subject.h"
+
 #include "ptshare/wire.h"
 
 #define ACK_TIMEOUT_MS 30000
@@ -41,12 +43,6 @@
 static const char *sock_path;
 static int sock;
 static uint32_t seq;
-
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "run_client: %s: %s\n", what, strerror(errno));
-	exit(100);
-}
 
 static void hdr(struct pts_hdr *h, uint16_t type, size_t size)
 {

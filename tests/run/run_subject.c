@@ -24,43 +24,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/subject.h"
+
 #include "run_subject.h"
 
 #define PAGE 4096UL
 #define MIB (1UL << 20)
 
 extern char **environ;
-
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "run_subject: %s: %s\n", what, strerror(errno));
-	exit(100);
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fflush(stdout);
-}
-
-static void touch(volatile char *p, size_t len)
-{
-	for (size_t off = 0; off < len; off += PAGE)
-		p[off] = (char)(off / PAGE);
-}
-
-static void *map_anon(size_t len, int flags)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS,
-		       -1, 0);
-	if (p == MAP_FAILED)
-		die("mmap");
-	return p;
-}
 
 static int wait_child(pid_t pid)
 {

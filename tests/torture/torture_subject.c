@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../support/subject.h"
+
 #include "torture_subject.h"
 
 #define PAGE 4096UL
@@ -39,22 +41,6 @@
 extern char **environ;
 
 static const char *self;
-
-static _Noreturn void die(const char *what)
-{
-	fprintf(stderr, "torture_subject: %s: %s\n", what, strerror(errno));
-	exit(100);
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fflush(stdout);
-}
 
 /* FNV-1a over len bytes, continuing from h. */
 static uint64_t fnv(uint64_t h, const void *p, size_t len)
@@ -89,15 +75,6 @@ static uint64_t pattern_sum(size_t len, uint64_t seed)
 	for (size_t i = 0; i < len; i++)
 		h = fnv(h, &(unsigned char){ pattern(seed, i) }, 1);
 	return h;
-}
-
-static void *map_anon(size_t len, int flags)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS,
-		       -1, 0);
-	if (p == MAP_FAILED)
-		die("mmap");
-	return p;
 }
 
 /* A mapping of len filled and summed, then unmapped. */
