@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/uffd: what seeing page faults costs a program (docs/faults.md).
+ * The workload: a parent maps 1 GiB of shared anonymous memory and forks 8
+ * workers, which each write every page of their eighth of it (262,144
+ * first touches in all); it reports the time from its first fork to its
+ * last worker's end.  Run, in rounds whose order rotates:
+ *
+ *   native  the workload alone
+ *   table   under `ptshare run --faults table` (the default)
+ *   all     under `ptshare run --faults all`
+ *   bare    the workload with a bare handler of its own: each worker
+ *           passes a userfaultfd to a process that registers the memory
+ *           and, in a poll loop, only reads the faults and resolves them
+ *           (UFFDIO_ZEROPAGE), as ptshared's all mode does without the
+ *           model, the trace and the ring
+ *
+ * Prints each run, then medians: table's speed against native (goal >=
+ * 0.95), and the time all mode adds to native against the time the bare
+ * handler adds (goal <= 1.5).  Needs root or access to userfaultfd; the
+ * ptshare it runs should be a release build.
+ *
+ * usage: uffd [--rounds N] [--workers N] [--mib N] [--cpus LIST]
+ *   defaults: 5 rounds, 8 workers, 1024 MiB
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PTSHARE_BIN
+#error "PTSHARE_BIN must name the ptshare executable"
+#endif
+
+#define PAGE 4096UL
+#define MAX_ROUNDS 32
+#define MAX_WORKERS 64
+
+enum variant { NATIVE, TABLE, ALL, BARE, VARIANTS };
+static const char *const variant_name[VARIANTS] = { "native", "table", "all",
+						    "bare" };
+
+struct opts {
+	int rounds, workers, mib;
+	const char *cpus;
+};
+
+static _Noreturn void die(const char *what)
+{
+	fprintf(stderr, "bench/uffd: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The bare handler's side of a worker: its userfaultfd made ready and
+ * registered over the pool, the worker told, the fd kept for the loop. */
+static int adopt(int sock, char *pool, size_t bytes)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} ctl;
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) <= 0)
+		return -1;
+	int fds[2];
+	memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(fds));
+	struct uffdio_api api = {
+		.api = UFFD_API,
+		.features = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM,
+	};
+	struct uffdio_register reg = {
+		.range = { (uintptr_t)pool, bytes },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR,
+	};
+	if (ioctl(fds[0], UFFDIO_API, &api) || ioctl(fds[0], UFFDIO_REGISTER, &reg))
+		die("bare handler: register");
+	if (write(fds[1], "r", 1) != 1)
+		die("bare handler: ack");
+	close(fds[1]);
+	return fds[0];
+}
+
+/* Every fault queued on fd, read and resolved. */
+static void resolve_all(int fd)
+{
+	struct uffd_msg msg[64];
+	ssize_t n;
+	while ((n = read(fd, msg, sizeof(msg))) > 0)
+		for (size_t i = 0; i < (size_t)n / sizeof(*msg); i++) {
+			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			uint64_t addr = msg[i].arg.pagefault.address & ~(PAGE - 1);
+			int r;
+			if (msg[i].arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_MINOR) {
+				struct uffdio_continue c = { .range = { addr, PAGE } };
+				r = ioctl(fd, UFFDIO_CONTINUE, &c);
+			} else {
+				struct uffdio_zeropage z = { .range = { addr, PAGE } };
+				r = ioctl(fd, UFFDIO_ZEROPAGE, &z);
+			}
+			if (r && errno == EEXIST) {
+				struct uffdio_range w = { addr, PAGE };
+				ioctl(fd, UFFDIO_WAKE, &w);
+			}
+		}
+}
+
+/* The bare handler: a poll loop over the workers' userfaultfds and the
+ * socket they arrive on, until the workload closes it. */
+static _Noreturn void bare_handler(int sock, char *pool, size_t bytes)
+{
+	struct pollfd p[MAX_WORKERS + 1] = { { .fd = sock, .events = POLLIN } };
+	nfds_t n = 1;
+	for (;;) {
+		if (poll(p, n, -1) < 0 && errno != EINTR)
+			die("bare handler: poll");
+		for (nfds_t i = 1; i < n; i++)
+			if (p[i].revents & POLLIN)
+				resolve_all(p[i].fd);
+		if (p[0].revents & (POLLHUP | POLLERR))
+			_exit(0);
+		if (p[0].revents & POLLIN) {
+			int fd = adopt(sock, pool, bytes);
+			if (fd < 0)
+				_exit(0);
+			if (n <= MAX_WORKERS)
+				p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		}
+	}
+}
+
+/* A worker of the bare variant: its userfaultfd (and a socket for the
+ * answer) to the handler, then the wait until it has registered. */
+static void hand_over(int sock)
+{
+	int fds[2], ack[2];
+	fds[0] = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fds[0] < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ack))
+		die("worker: userfaultfd");
+	fds[1] = ack[1];
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(fds))];
+	} ctl;
+	char byte = 'u';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(h), fds, sizeof(fds));
+	if (sendmsg(sock, &m, 0) != 1 || read(ack[0], &byte, 1) != 1)
+		die("worker: hand over");
+	close(fds[0]);
+	close(ack[0]);
+	close(ack[1]);
+}
+
+/* The workload (see the top); bare: with its own handler. */
+static int workload(int workers, size_t bytes, bool bare)
+{
+	char *pool = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int sv[2] = { -1, -1 };
+	pid_t handler = -1, pids[MAX_WORKERS];
+	if (pool == MAP_FAILED)
+		die("mmap");
+	if (bare) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+			die("socketpair");
+		if (!(handler = fork())) {
+			close(sv[1]); /* the workload's end: its close ends us */
+			bare_handler(sv[0], pool, bytes);
+		}
+		close(sv[0]);
+	}
+	size_t slice = bytes / (size_t)workers;
+	fflush(stdout);
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < workers; i++) {
+		if ((pids[i] = fork()) < 0)
+			die("fork");
+		if (pids[i])
+			continue;
+		if (bare)
+			hand_over(sv[1]);
+		volatile char *p = pool + (size_t)i * slice;
+		for (size_t off = 0; off < slice; off += PAGE)
+			p[off] = 1;
+		_exit(0);
+	}
+	int bad = 0;
+	for (int i = 0; i < workers; i++) {
+		int st;
+		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			bad = 1;
+	}
+	uint64_t t1 = now_ns();
+	if (bare) {
+		close(sv[1]);
+		waitpid(handler, NULL, 0);
+	}
+	printf("elapsed_ns %llu\n", (unsigned long long)(t1 - t0));
+	return bad;
+}
+
+/* One run of a variant: the workload's time in seconds. */
+static double run(const char *self, const struct opts *o, enum variant v)
+{
+	char workers[16], mib[16];
+	snprintf(workers, sizeof(workers), "%d", o->workers);
+	snprintf(mib, sizeof(mib), "%d", o->mib);
+	const char *argv[20];
+	size_t n = 0;
+	if (v == TABLE || v == ALL) {
+		const char *const pre[] = { PTSHARE_BIN, "run", "--faults",
+					    v == TABLE ? "table" : "all",
+					    "-o", "/dev/null", "--" };
+		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+			argv[n++] = pre[i];
+	}
+	argv[n++] = self;
+	argv[n++] = v == BARE ? "--bare-workload" : "--workload";
+	argv[n++] = workers;
+	argv[n++] = mib;
+	argv[n] = NULL;
+	int out[2];
+	if (pipe2(out, O_CLOEXEC))
+		die("pipe");
+	pid_t pid = fork();
+	if (!pid) {
+		dup2(out[1], 1);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	char buf[4096];
+	size_t len = 0;
+	ssize_t r;
+	while (len < sizeof(buf) - 1 && (r = read(out[0], buf + len,
+						 sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(out[0]);
+	int st;
+	unsigned long long ns;
+	const char *at = strstr(buf, "elapsed_ns ");
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) ||
+	    !at || sscanf(at, "elapsed_ns %llu", &ns) != 1) {
+		fprintf(stderr, "bench/uffd: the %s run failed:\n%s\n",
+			variant_name[v], buf);
+		exit(1);
+	}
+	return (double)ns / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n)
+{
+	double s[MAX_ROUNDS];
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* The whole run (the workloads and ptshare too) on the CPUs of list. */
+static int pin(const char *list)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	for (const char *p = list; *p; p += *p == ',') {
+		char *end;
+		long cpu = strtol(p, &end, 10);
+		if (end == p || cpu < 0 || cpu >= CPU_SETSIZE)
+			return -1;
+		CPU_SET((int)cpu, &set);
+		p = end;
+	}
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int parse(struct opts *o, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "mib", required_argument, NULL, 'm' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ 0 },
+	};
+	*o = (struct opts){ .rounds = 5, .workers = 8, .mib = 1024 };
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		int *n = c == 'r' ? &o->rounds : c == 'w' ? &o->workers
+		       : c == 'm' ? &o->mib : NULL;
+		if (c == 'c')
+			o->cpus = optarg;
+		else if (!n || (*n = atoi(optarg)) <= 0)
+			return -1;
+	}
+	return optind < argc || o->rounds > MAX_ROUNDS ||
+	       o->workers > MAX_WORKERS ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && (!strcmp(argv[1], "--workload") ||
+			  !strcmp(argv[1], "--bare-workload")))
+		return workload(atoi(argv[2]), (size_t)atoi(argv[3]) << 20,
+				!strcmp(argv[1], "--bare-workload"));
+	struct opts o;
+	if (parse(&o, argc, argv)) {
+		fputs("usage: uffd [--rounds N] [--workers N] [--mib N] "
+		      "[--cpus N,N,...]\n", stderr);
+		return 2;
+	}
+	if (o.cpus && pin(o.cpus)) {
+		fprintf(stderr, "bench/uffd: --cpus %s: cannot pin\n", o.cpus);
+		return 2;
+	}
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		die("/proc/self/exe");
+	self[len] = '\0';
+	printf("%d workers each writing every page of %d MiB / %d of shared "
+	       "anonymous memory; %d rounds, CPUs %s\n", o.workers, o.mib,
+	       o.workers, o.rounds, o.cpus ? o.cpus : "all");
+	double t[VARIANTS][MAX_ROUNDS];
+	for (int round = 0; round < o.rounds; round++) {
+		for (int k = 0; k < VARIANTS; k++) {
+			enum variant v = (enum variant)((k + round) % VARIANTS);
+			t[v][round] = run(self, &o, v);
+			printf("round %d  %-7s %8.3f s\n", round + 1,
+			       variant_name[v], t[v][round]);
+			fflush(stdout);
+		}
+	}
+	double m[VARIANTS], speed[MAX_ROUNDS];
+	for (int v = 0; v < VARIANTS; v++)
+		m[v] = median(t[v], o.rounds);
+	for (int r = 0; r < o.rounds; r++)
+		speed[r] = t[NATIVE][r] / t[TABLE][r];
+	double table_speed = median(speed, o.rounds);
+	double added_all = m[ALL] - m[NATIVE], added_bare = m[BARE] - m[NATIVE];
+	printf("\nmedians of %d rounds: native %.3f s, table %.3f s, all %.3f s, "
+	       "bare handler %.3f s\n", o.rounds, m[NATIVE], m[TABLE], m[ALL],
+	       m[BARE]);
+	printf("table: %.3f of native speed (median of the rounds' ratios; "
+	       "goal >= 0.95)%s\n", table_speed,
+	       table_speed < 0.95 ? "  (goal not met)" : "");
+	printf("all: adds %.3f s to native, the bare handler %.3f s: %.2fx its "
+	       "cost (goal <= 1.5)%s; %.2fx its time\n", added_all, added_bare,
+	       added_all / added_bare,
+	       added_all > 1.5 * added_bare ? "  (goal not met)" : "",
+	       m[ALL] / m[BARE]);
+	return 0;
+}
