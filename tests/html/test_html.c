@@ -193,9 +193,11 @@ static void test_run_and_replay(void **state)
 	char *html = strdup(tmp_path(dir, "run.html"));
 	char *trace = strdup(tmp_path(dir, "run.trace"));
 	char *again = strdup(tmp_path(dir, "replay.html"));
+	/* --hold 1: every worker is still there when the first leaves, and
+	 * the peak holds all four processes however late the forks come. */
 	const char *run[] = { PTSHARE_PATH, "run", "--interval", "0", "--json", json,
 			      "--html", html, "--record", trace, "--",
-			      PREFORK_POOL_PATH, "--hold", "0", "--pool-mib", "64",
+			      PREFORK_POOL_PATH, "--hold", "1", "--pool-mib", "64",
 			      "--workers", "3", NULL };
 	struct cmd c;
 	int status = cmd_run(&c, run, NULL);
