@@ -7,6 +7,8 @@
  * last worker's end.  Run, in rounds whose order rotates:
  *
  *   native  the workload alone
+ *   off     under `ptshare run --faults off`: what tracing costs without
+ *           faults (the forks' and exits' checkpoints)
  *   table   under `ptshare run --faults table` (the default)
  *   all     under `ptshare run --faults all`
  *   bare    the workload with a bare handler of its own: each worker
@@ -51,9 +53,9 @@
 #define MAX_ROUNDS 32
 #define MAX_WORKERS 64
 
-enum variant { NATIVE, TABLE, ALL, BARE, VARIANTS };
-static const char *const variant_name[VARIANTS] = { "native", "table", "all",
-						    "bare" };
+enum variant { NATIVE, OFF, TABLE, ALL, BARE, VARIANTS };
+static const char *const variant_name[VARIANTS] = { "native", "off", "table",
+						    "all", "bare" };
 
 struct opts {
 	int rounds, workers, mib;
@@ -240,10 +242,10 @@ static double run(const char *self, const struct opts *o, enum variant v)
 	snprintf(mib, sizeof(mib), "%d", o->mib);
 	const char *argv[20];
 	size_t n = 0;
-	if (v == TABLE || v == ALL) {
+	if (v == OFF || v == TABLE || v == ALL) {
 		const char *const pre[] = { PTSHARE_BIN, "run", "--faults",
-					    v == TABLE ? "table" : "all",
-					    "-o", "/dev/null", "--" };
+					    variant_name[v], "-o", "/dev/null",
+					    "--" };
 		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
 			argv[n++] = pre[i];
 	}
@@ -369,19 +371,22 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	double m[VARIANTS], speed[MAX_ROUNDS];
+	double m[VARIANTS], speed[MAX_ROUNDS], off_speed[MAX_ROUNDS];
 	for (int v = 0; v < VARIANTS; v++)
 		m[v] = median(t[v], o.rounds);
-	for (int r = 0; r < o.rounds; r++)
+	for (int r = 0; r < o.rounds; r++) {
 		speed[r] = t[NATIVE][r] / t[TABLE][r];
+		off_speed[r] = t[NATIVE][r] / t[OFF][r];
+	}
 	double table_speed = median(speed, o.rounds);
 	double added_all = m[ALL] - m[NATIVE], added_bare = m[BARE] - m[NATIVE];
-	printf("\nmedians of %d rounds: native %.3f s, table %.3f s, all %.3f s, "
-	       "bare handler %.3f s\n", o.rounds, m[NATIVE], m[TABLE], m[ALL],
-	       m[BARE]);
+	printf("\nmedians of %d rounds: native %.3f s, off %.3f s, table %.3f s, "
+	       "all %.3f s, bare handler %.3f s\n", o.rounds, m[NATIVE], m[OFF],
+	       m[TABLE], m[ALL], m[BARE]);
 	printf("table: %.3f of native speed (median of the rounds' ratios; "
-	       "goal >= 0.95)%s\n", table_speed,
-	       table_speed < 0.95 ? "  (goal not met)" : "");
+	       "goal >= 0.95)%s; off: %.3f\n", table_speed,
+	       table_speed < 0.95 ? "  (goal not met)" : "",
+	       median(off_speed, o.rounds));
 	printf("all: adds %.3f s to native, the bare handler %.3f s: %.2fx its "
 	       "cost (goal <= 1.5)%s; %.2fx its time\n", added_all, added_bare,
 	       added_all / added_bare,
