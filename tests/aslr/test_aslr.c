@@ -36,9 +36,6 @@
 #define SPAN (2ul << 20)
 #define EXT4_SUPER_MAGIC 0xEF53
 
-/* Each test's TMPDIR, where ptshare makes its directories. */
-static char tmpdir[64];
-
 /* The tmpfs file of test_shmem_slots, which readers removes when it
  * ends normally. */
 static const char *shm_path(void)
@@ -48,24 +45,12 @@ static const char *shm_path(void)
 	return path;
 }
 
-static int setup(void **state)
-{
-	tmp_make(tmpdir, sizeof(tmpdir));
-	setenv("TMPDIR", tmpdir, 1);
-	return 0;
-}
-
 /* Nothing may be left in TMPDIR (sockets, traces); nothing is left
  * anywhere, even after a failure. */
 static int teardown(void **state)
 {
-	cmd_kill_leftovers();
 	unlink(shm_path());
-	size_t left = dir_entries(tmpdir);
-	cleanup_leftovers();
-	if (left)
-		print_error("%zu entries left behind in TMPDIR\n", left);
-	return left ? -1 : 0;
+	return run_tmpdir_teardown(state);
 }
 
 /* ptshare aslr OPTS -- readers --mib MIB --file FILE, which must succeed,
@@ -88,7 +73,7 @@ static void aslr_readers(struct cmd *c, const char *file, unsigned mib,
 	assert_no_sanitizer_report(c);
 	if (status)
 		fail_msg("ptshare aslr: status %d; stderr:\n%s", status, c->text[1]);
-	assert_int_equal(dir_entries(tmpdir), 0);
+	assert_int_equal(dir_entries(run_tmpdir), 0);
 }
 
 /* The changed mapping of the readers' file, or the test fails. */
@@ -362,7 +347,7 @@ static void test_layouts_and_status(void **state)
 	assert_int_equal(jr_len(jr_get(doc, "changed_mappings")), 0);
 	jr_free(doc);
 	cmd_free(&c);
-	assert_int_equal(dir_entries(tmpdir), 0);
+	assert_int_equal(dir_entries(run_tmpdir), 0);
 }
 
 /* ptshare with args: its status is want and its stderr holds says. */
@@ -378,7 +363,7 @@ static void expect(const char *const args[], int want, const char *says)
 			 args[1], status, want, says, c.text[1]);
 	assert_no_sanitizer_report(&c);
 	assert_string_equal(c.text[0], "");
-	assert_int_equal(dir_entries(tmpdir), 0);
+	assert_int_equal(dir_entries(run_tmpdir), 0);
 	cmd_free(&c);
 }
 
@@ -418,12 +403,12 @@ static void test_usage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_text, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shmem_slots, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_layouts_and_status, setup,
+		cmocka_unit_test_setup_teardown(test_json, run_tmpdir_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text, run_tmpdir_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shmem_slots, run_tmpdir_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layouts_and_status, run_tmpdir_setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usage, run_tmpdir_setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

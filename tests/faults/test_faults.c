@@ -34,25 +34,6 @@
 static const size_t parent_writes[REGIONS] = { PARENT_WRITES };
 static const size_t child_reads[REGIONS] = { CHILD_READS };
 
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	tmp_make(tmpdir, sizeof(tmpdir));
-	setenv("TMPDIR", tmpdir, 1);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	cmd_kill_leftovers();
-	size_t left = dir_entries(tmpdir);
-	cleanup_leftovers();
-	if (left)
-		print_error("%zu entries left behind in TMPDIR\n", left);
-	return left ? -1 : 0;
-}
-
 struct traced {
 	char dir[64];
 	struct cmd c;
@@ -437,15 +418,15 @@ static void test_unprivileged(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_all_counts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_table_once_per_span, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mapping_calls, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_mremap_of_split_mapping, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_hugetlb, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_killed_in_fault, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_unprivileged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_counts, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_table_once_per_span, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_mapping_calls, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_mremap_of_split_mapping, run_tmpdir_setup,
+						run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_hugetlb, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_killed_in_fault, run_tmpdir_setup,
+						run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_unprivileged, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

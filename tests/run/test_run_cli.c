@@ -20,28 +20,6 @@
 
 #include "run_util.h"
 
-/* Each test's TMPDIR, where `ptshare run` makes its directory. */
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	tmp_make(tmpdir, sizeof(tmpdir));
-	setenv("TMPDIR", tmpdir, 1);
-	return 0;
-}
-
-/* Nothing may be left in TMPDIR; nothing is left anywhere, even after a
- * failure. */
-static int teardown(void **state)
-{
-	cmd_kill_leftovers();
-	size_t left = dir_entries(tmpdir);
-	cleanup_leftovers();
-	if (left)
-		print_error("%zu entries left behind in TMPDIR\n", left);
-	return left ? -1 : 0;
-}
-
 /* ptshare with args; its status is want and its stderr holds every
  * string of says (NULL-terminated). */
 static void expect(const char *const args[], int want, const char *const says[])
@@ -60,7 +38,7 @@ static void expect(const char *const args[], int want, const char *const says[])
 	assert_no_sanitizer_report(&c);
 	/* The program did not run: it would have said so on stdout. */
 	assert_string_equal(c.text[0], "");
-	assert_int_equal(dir_entries(tmpdir), 0);
+	assert_int_equal(dir_entries(run_tmpdir), 0);
 	cmd_free(&c);
 }
 
@@ -174,10 +152,10 @@ static void test_daemon_fails(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_runnable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usage, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_not_runnable, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_refused, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_fails, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,28 +21,6 @@
 
 #include "run_util.h"
 
-/* Each test's TMPDIR, where `ptshare run` makes its directory. */
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	tmp_make(tmpdir, sizeof(tmpdir));
-	setenv("TMPDIR", tmpdir, 1);
-	return 0;
-}
-
-/* Nothing may be left in TMPDIR; nothing is left anywhere, even after a
- * failure. */
-static int teardown(void **state)
-{
-	cmd_kill_leftovers();
-	size_t left = dir_entries(tmpdir);
-	cleanup_leftovers();
-	if (left)
-		print_error("%zu entries left behind in TMPDIR\n", left);
-	return left ? -1 : 0;
-}
-
 /* ptshare run -- run_subject args..., started. */
 static void start(struct cmd *c, const char *const args[])
 {
@@ -58,7 +36,7 @@ static int finish(struct cmd *c)
 {
 	int status = cmd_finish(c);
 	assert_no_sanitizer_report(c);
-	assert_int_equal(dir_entries(tmpdir), 0);
+	assert_int_equal(dir_entries(run_tmpdir), 0);
 	return status;
 }
 
@@ -268,12 +246,12 @@ static void test_no_daemon(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stdout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_forwarded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_daemonised, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_dies, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_daemon, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_stdout, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_forwarded, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_daemonised, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_dies, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_no_daemon, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,28 +23,6 @@
 #define PTE_SPAN (2u << 20)
 #define MCC "mccracken-2005"
 
-/* Each test's TMPDIR, where `ptshare run` makes its directory. */
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-	tmp_make(tmpdir, sizeof(tmpdir));
-	setenv("TMPDIR", tmpdir, 1);
-	return 0;
-}
-
-/* Nothing may be left in TMPDIR; nothing is left anywhere, even after a
- * failure. */
-static int teardown(void **state)
-{
-	cmd_kill_leftovers();
-	size_t left = dir_entries(tmpdir);
-	cleanup_leftovers();
-	if (left)
-		print_error("%zu entries left behind in TMPDIR\n", left);
-	return left ? -1 : 0;
-}
-
 struct traced {
 	char dir[64];
 	struct cmd c;
@@ -88,7 +66,7 @@ static void traced_finish(struct traced *t)
 	if (status)
 		fail_msg("ptshare run: status %d; stderr:\n%s", status, t->c.text[1]);
 	assert_no_sanitizer_report(&t->c);
-	assert_int_equal(dir_entries(tmpdir), 0);
+	assert_int_equal(dir_entries(run_tmpdir), 0);
 	t->doc = report_read(tmp_path(t->dir, "report.json"));
 	/* Nothing the shims sent was lost or malformed, or refused. */
 	assert_int_equal(jr_path_u64(t->doc, "stream.malformed", 1), 0);
@@ -348,14 +326,14 @@ static void test_prefork_demo(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_forktree, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sysv, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_remap, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_closefds, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_spawn, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_exec, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_prefork_demo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forktree, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_sysv, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_remap, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_closefds, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_threads, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_spawn, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_exec, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_prefork_demo, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

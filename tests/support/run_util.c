@@ -481,3 +481,24 @@ void daemon_free(struct daemon_run *d)
 	cmd_free(&d->c);
 	tmp_remove(d->dir, reports);
 }
+
+char run_tmpdir[64];
+
+int run_tmpdir_setup(void **state)
+{
+	(void)state;
+	tmp_make(run_tmpdir, sizeof(run_tmpdir));
+	setenv("TMPDIR", run_tmpdir, 1);
+	return 0;
+}
+
+int run_tmpdir_teardown(void **state)
+{
+	(void)state;
+	cmd_kill_leftovers();
+	size_t left = dir_entries(run_tmpdir);
+	cleanup_leftovers();
+	if (left)
+		print_error("%zu entries left behind in TMPDIR\n", left);
+	return left ? -1 : 0;
+}

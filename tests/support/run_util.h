@@ -67,6 +67,14 @@ const char *tmp_path(const char *dir, const char *name);
 void tmp_remove(const char *dir, const char *const files[]);
 /* The number of entries of dir. */
 size_t dir_entries(const char *dir);
+/*
+ * cmocka setup and teardown of a test that runs `ptshare run`: a fresh
+ * TMPDIR (run_tmpdir), where it makes its directory; afterwards nothing may
+ * be left there, and nothing is left anywhere, even after a failure.
+ */
+extern char run_tmpdir[64];
+int run_tmpdir_setup(void **state);
+int run_tmpdir_teardown(void **state);
 
 /* The parsed report, or the test fails. */
 struct jr_value *report_read(const char *path);

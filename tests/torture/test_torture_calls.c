@@ -194,13 +194,13 @@ static void test_exec_setgid(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_threads, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_signal_handlers, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_fork_while_unwinding, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_spawn, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_exec_static, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_exec_setuid, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_exec_setgid, torture_setup, torture_teardown),
+		cmocka_unit_test_setup_teardown(test_threads, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_signal_handlers, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_fork_while_unwinding, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_spawn, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_exec_static, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_exec_setuid, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_exec_setgid, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,8 +173,8 @@ static void test_daemon_started_later(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_daemon_killed, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_started_later, torture_setup, torture_teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_killed, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_started_later, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,9 +111,9 @@ static void test_fd_limit_no_room(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_close_everything, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_fd_limit_with_room, torture_setup, torture_teardown),
-		cmocka_unit_test_setup_teardown(test_fd_limit_no_room, torture_setup, torture_teardown),
+		cmocka_unit_test_setup_teardown(test_close_everything, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_fd_limit_with_room, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_fd_limit_no_room, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,7 +99,7 @@ static void test_max_map_count(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_max_map_count, torture_setup, torture_teardown),
+		cmocka_unit_test_setup_teardown(test_max_map_count, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,7 @@ static void test_fork_storm(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_fork_storm, torture_setup, torture_teardown),
+		cmocka_unit_test_setup_teardown(test_fork_storm, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

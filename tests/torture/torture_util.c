@@ -14,25 +14,6 @@
 #define ARGS_MAX 32
 
 /* Each test's TMPDIR. */
-static char tmpdir[64];
-
-int torture_setup(void **state)
-{
-	tmp_make(tmpdir, sizeof(tmpdir));
-	setenv("TMPDIR", tmpdir, 1);
-	return 0;
-}
-
-int torture_teardown(void **state)
-{
-	cmd_kill_leftovers();
-	size_t left = dir_entries(tmpdir);
-	cleanup_leftovers();
-	if (left)
-		print_error("%zu entries left behind in TMPDIR\n", left);
-	return left ? -1 : 0;
-}
-
 /* argv with argv[0] filled in. */
 static size_t program_args(const char **out, const char *const argv[])
 {
@@ -72,7 +53,7 @@ void torture_traced(struct torture *t, const char *const opts[],
 	t->status = cmd_run(&t->traced, args, NULL);
 	assert_no_sanitizer_report(&t->traced);
 	assert_true(t->status >= 0);
-	assert_int_equal(dir_entries(tmpdir), 0);
+	assert_int_equal(dir_entries(run_tmpdir), 0);
 	t->doc = report_read(tmp_path(t->dir, "report.json"));
 }
 

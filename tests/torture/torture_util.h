@@ -21,11 +21,7 @@ struct torture {
 	struct jr_value *doc;  /* the JSON report */
 };
 
-/* cmocka setup and teardown: a private TMPDIR per test (where `ptshare
- * run` makes its directory), found empty at the end; nothing is left
- * running or on disk, even after a failure. */
-int torture_setup(void **state);
-int torture_teardown(void **state);
+/* cmocka setup and teardown: run_tmpdir_setup/teardown (run_util.h). */
 
 /* Runs argv (argv[0] NULL: torture_subject) plainly, then as `ptshare run
  * --json F -o F' --record F'' OPTS -- argv`, asserts the same stdout,
