@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,4 +63,18 @@ FILE *cli_create_private(const char *path)
 		errno = err;
 	}
 	return f;
+}
+
+FILE *cli_output_open(const char *path)
+{
+	return strcmp(path, "-") ? cli_create_private(path) : stdout;
+}
+
+int cli_output_close(FILE *f)
+{
+	bool standard = f == stdout || f == stderr;
+	bool failed = ferror(f);
+	if (standard ? fflush(f) : fclose(f))
+		failed = true;
+	return failed ? (errno ? errno : EIO) : 0;
 }

@@ -21,4 +21,13 @@ int cli_faults(const char *s, uint32_t *out);
  * made 0600.  NULL with errno set when it cannot. */
 FILE *cli_create_private(const char *path);
 
+/* An output as the commands name it: "-" is stdout, any other path a
+ * private file (cli_create_private).  NULL with errno set. */
+FILE *cli_output_open(const char *path);
+
+/* Flushes f, and closes it unless it is stdout or stderr.  0, or the errno
+ * of what failed: a write before (errno as the writes left it; set it to 0
+ * before them) or the flush; EIO when nothing says more. */
+int cli_output_close(FILE *f);
+
 #endif

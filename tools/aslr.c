@@ -74,11 +74,7 @@ struct outputs {
 /* path, "-" for stdout, or dflt when path is NULL. */
 static FILE *output_open(const char *path, FILE *dflt)
 {
-	if (!path)
-		return dflt;
-	if (!strcmp(path, "-"))
-		return stdout;
-	FILE *f = cli_create_private(path);
+	FILE *f = path ? cli_output_open(path) : dflt;
 	if (!f)
 		fprintf(stderr, "ptshare aslr: cannot write %s: %s\n", path,
 			strerror(errno));
@@ -88,15 +84,11 @@ static FILE *output_open(const char *path, FILE *dflt)
 /* Flushed, and closed unless standard: 0, or 1 after a write error. */
 static int output_close(FILE *f, const char *path)
 {
-	if (!f)
-		return 0;
-	bool standard = f == stdout || f == stderr;
-	errno = 0;
-	if (!(ferror(f) | (standard ? fflush(f) : fclose(f))))
-		return 0;
-	fprintf(stderr, "ptshare aslr: writing %s: %s\n", path ? path : "stderr",
-		errno ? strerror(errno) : "write error");
-	return 1;
+	int err = f ? cli_output_close(f) : 0;
+	if (err)
+		fprintf(stderr, "ptshare aslr: writing %s: %s\n",
+			path ? path : "stderr", strerror(err));
+	return err != 0;
 }
 
 static int outputs_open(struct outputs *out, const struct run_options *o)
@@ -129,6 +121,7 @@ static int compare(struct outputs *out, const struct run_options *o,
 			.va_space = va_space(), .run = { &run[0], &run[1] },
 			.cmp = &cmp,
 		};
+		errno = 0; /* what output_close() tells of a failed write */
 		aslr_text(out->text, &a, (size_t)top);
 		if (out->json)
 			aslr_json(out->json, &a);

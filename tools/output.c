@@ -11,8 +11,7 @@
 /* path: "-" for stdout, else a new 0600 file.  0, or 1 with the message. */
 static int write_file(const char *path, const struct report *r, bool html)
 {
-	bool to_stdout = !strcmp(path, "-");
-	FILE *f = to_stdout ? stdout : cli_create_private(path);
+	FILE *f = cli_output_open(path);
 	if (!f) {
 		fprintf(stderr, "ptshare: cannot write %s: %s\n", path,
 			strerror(errno));
@@ -21,15 +20,13 @@ static int write_file(const char *path, const struct report *r, bool html)
 	errno = 0;
 	int err = 0;
 	if (html)
-		err = report_html(f, r);
+		err = -report_html(f, r);
 	else
 		report_json(f, r);
-	bool failed = err || ferror(f);
-	if (to_stdout ? fflush(f) : fclose(f))
-		failed = true;
-	if (failed) {
+	int closed = cli_output_close(f);
+	if (err || closed) {
 		fprintf(stderr, "ptshare: writing %s: %s\n", path,
-			strerror(err ? -err : errno ? errno : EIO));
+			strerror(err ? err : closed));
 		return 1;
 	}
 	return 0;

@@ -153,8 +153,7 @@ static int answer(int fd, const char *path)
  * with the message. */
 static int deliver(int fd, const char *path)
 {
-	bool to_stdout = !strcmp(path, "-");
-	FILE *f = to_stdout ? stdout : cli_create_private(path);
+	FILE *f = cli_output_open(path);
 	if (!f) {
 		say("cannot write %s: %s", path, strerror(errno));
 		return 1;
@@ -166,12 +165,11 @@ static int deliver(int fd, const char *path)
 	while ((n = pread(fd, buf, sizeof(buf), at)) > 0 &&
 	       fwrite(buf, 1, (size_t)n, f) == (size_t)n)
 		at += n;
-	bool failed = n != 0 || ferror(f);
-	if (to_stdout ? fflush(f) : fclose(f))
-		failed = true;
-	if (failed) {
-		say("writing %s: %s", to_stdout ? "stdout" : path,
-		    strerror(errno ? errno : EIO));
+	int err = n != 0 ? (errno ? errno : EIO) : 0;
+	int closed = cli_output_close(f);
+	if (err || closed) {
+		say("writing %s: %s", strcmp(path, "-") ? path : "stdout",
+		    strerror(err ? err : closed));
 		return 1;
 	}
 	return 0;
