@@ -33,13 +33,13 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <getopt.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench_rounds.h"
 #include "pg_cluster.h"
 
 #ifndef PTSHARE_BIN
@@ -47,7 +47,6 @@
 #endif
 
 #define MAX_VARIANTS 8
-#define MAX_ROUNDS 32
 #define PGBENCH_S 600 /* bound of one run, whatever -T says */
 #define QUIET_WAIT_S 300
 /* CPU seconds others may take during a run before it is done again, and
@@ -66,9 +65,10 @@ struct opts {
 struct variant {
 	const char *interval;
 	char name[32];
-	double tps[MAX_ROUNDS], connect_ms[MAX_ROUNDS], daemon_s[MAX_ROUNDS];
-	double ratio[MAX_ROUNDS]; /* tps / the same round's plain tps */
-	double others_s[MAX_ROUNDS];
+	double tps[BENCH_MAX_ROUNDS], connect_ms[BENCH_MAX_ROUNDS];
+	double daemon_s[BENCH_MAX_ROUNDS];
+	double ratio[BENCH_MAX_ROUNDS]; /* tps / the same round's plain tps */
+	double others_s[BENCH_MAX_ROUNDS];
 };
 
 static struct pg_cluster cluster;
@@ -107,7 +107,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		else if (!n || (*n = atoi(optarg)) <= 0)
 			return -1;
 	}
-	if (optind < argc || o->rounds > MAX_ROUNDS || o->seconds < 3)
+	if (optind < argc || o->rounds > BENCH_MAX_ROUNDS || o->seconds < 3)
 		return -1;
 	for (const char *p = intervals; *p && o->nintervals < MAX_VARIANTS - 2; ) {
 		size_t len = strcspn(p, ",");
@@ -228,45 +228,19 @@ static bool measure_once(const struct opts *o, struct variant *v, int round)
 	return clean;
 }
 
+/* The rounds' runs, and what they need. */
+struct runs {
+	const struct opts *o;
+	struct variant *v;
+};
+
 /* The run again while others spoil it, a few times: the last one counts. */
-static void measure(const struct opts *o, struct variant *v, int round)
+static void measure(int variant, int round, void *arg)
 {
-	for (int i = 0; i < SPOILED_RETRIES && !measure_once(o, v, round); i++)
+	const struct runs *runs = arg;
+	struct variant *v = &runs->v[variant];
+	for (int i = 0; i < SPOILED_RETRIES && !measure_once(runs->o, v, round); i++)
 		;
-}
-
-/* Pins us, and so everything we start (the server, ptshare, pgbench), to
- * the CPUs of list ("0" or "0,1"): a wake-up across the vCPUs of a VM
- * costs tens of microseconds (DESIGN.md section 5), and where the scheduler
- * puts pgbench and the backends makes the figures swing by tens of
- * percent from one run to the next. */
-static int pin(const char *list)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	for (const char *p = list; *p; p += *p == ',') {
-		char *end;
-		long cpu = strtol(p, &end, 10);
-		if (end == p || cpu < 0 || cpu >= CPU_SETSIZE)
-			return -1;
-		CPU_SET((int)cpu, &set);
-		p = end;
-	}
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-	double s[MAX_ROUNDS];
-	memcpy(s, v, (size_t)n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
@@ -278,7 +252,11 @@ int main(int argc, char **argv)
 		      "[--scale N] [--intervals S,S,...] [--cpus N,N,...]\n", stderr);
 		return 2;
 	}
-	if (o.cpus && pin(o.cpus)) {
+	/* A wake-up across the vCPUs of a VM costs tens of microseconds
+	 * (DESIGN.md section 5), and where the scheduler puts pgbench and the
+	 * backends makes the figures swing by tens of percent from one run to
+	 * the next: --cpus pins the server, ptshare and pgbench. */
+	if (o.cpus && bench_pin(o.cpus)) {
 		fprintf(stderr, "bench/pgbench: --cpus %s: cannot pin\n", o.cpus);
 		return 2;
 	}
@@ -308,21 +286,19 @@ int main(int argc, char **argv)
 	printf("pgbench -S -c %d -T %d, scale %d, shared_buffers=512MB, CPUs %s; "
 	       "%d rounds in %s\n", o.clients, o.seconds, o.scale,
 	       o.cpus ? o.cpus : "all", o.rounds, cluster.dir);
-	for (int round = 0; round < o.rounds; round++)
-		for (int k = 0; k < nv; k++)
-			measure(&o, &v[(k + round) % nv], round);
+	bench_rounds(o.rounds, nv, measure, &(struct runs){ &o, v });
 	printf("\nmedians of %d rounds          tps   ratio  connect ms  others CPU s"
 	       "  ptshared CPU s\n", o.rounds);
 	for (int k = 0; k < nv; k++) {
 		for (int r = 0; r < o.rounds; r++)
 			v[k].ratio[r] = v[k].tps[r] / v[0].tps[r];
-		double ratio = median(v[k].ratio, o.rounds);
+		double ratio = bench_median(v[k].ratio, o.rounds);
 		printf("%-24s %11.0f  %6.3f  %10.1f  %12.2f", v[k].name,
-		       median(v[k].tps, o.rounds), ratio,
-		       median(v[k].connect_ms, o.rounds),
-		       median(v[k].others_s, o.rounds));
+		       bench_median(v[k].tps, o.rounds), ratio,
+		       bench_median(v[k].connect_ms, o.rounds),
+		       bench_median(v[k].others_s, o.rounds));
 		if (*v[k].interval)
-			printf("  %14.2f", median(v[k].daemon_s, o.rounds));
+			printf("  %14.2f", bench_median(v[k].daemon_s, o.rounds));
 		printf("%s\n", *v[k].interval && ratio < 0.98 ? "  (goal >= 0.98 not met)" : "");
 	}
 	pg_cluster_destroy(&cluster);

@@ -31,7 +31,6 @@
 #include <getopt.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,12 +44,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_rounds.h"
+
 #ifndef PTSHARE_BIN
 #error "PTSHARE_BIN must name the ptshare executable"
 #endif
 
 #define PAGE 4096UL
-#define MAX_ROUNDS 32
 #define MAX_WORKERS 64
 
 enum variant { NATIVE, OFF, TABLE, ALL, BARE, VARIANTS };
@@ -284,34 +284,21 @@ static double run(const char *self, const struct opts *o, enum variant v)
 	return (double)ns / 1e9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
+/* The rounds' runs, and what they need. */
+struct runs {
+	const char *self;
+	const struct opts *o;
+	double t[VARIANTS][BENCH_MAX_ROUNDS]; /* seconds */
+};
 
-static double median(const double *v, int n)
+/* One run in a round: its time kept and printed. */
+static void measure(int variant, int round, void *arg)
 {
-	double s[MAX_ROUNDS];
-	memcpy(s, v, (size_t)n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
-/* The whole run (the workloads and ptshare too) on the CPUs of list. */
-static int pin(const char *list)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	for (const char *p = list; *p; p += *p == ',') {
-		char *end;
-		long cpu = strtol(p, &end, 10);
-		if (end == p || cpu < 0 || cpu >= CPU_SETSIZE)
-			return -1;
-		CPU_SET((int)cpu, &set);
-		p = end;
-	}
-	return sched_setaffinity(0, sizeof(set), &set);
+	struct runs *runs = arg;
+	double *t = &runs->t[variant][round];
+	*t = run(runs->self, runs->o, (enum variant)variant);
+	printf("round %d  %-7s %8.3f s\n", round + 1, variant_name[variant], *t);
+	fflush(stdout);
 }
 
 static int parse(struct opts *o, int argc, char **argv)
@@ -333,7 +320,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		else if (!n || (*n = atoi(optarg)) <= 0)
 			return -1;
 	}
-	return optind < argc || o->rounds > MAX_ROUNDS ||
+	return optind < argc || o->rounds > BENCH_MAX_ROUNDS ||
 	       o->workers > MAX_WORKERS ? -1 : 0;
 }
 
@@ -349,7 +336,8 @@ int main(int argc, char **argv)
 		      "[--cpus N,N,...]\n", stderr);
 		return 2;
 	}
-	if (o.cpus && pin(o.cpus)) {
+	/* The whole run (the workloads and ptshare too) on these CPUs. */
+	if (o.cpus && bench_pin(o.cpus)) {
 		fprintf(stderr, "bench/uffd: --cpus %s: cannot pin\n", o.cpus);
 		return 2;
 	}
@@ -361,24 +349,17 @@ int main(int argc, char **argv)
 	printf("%d workers each writing every page of %d MiB / %d of shared "
 	       "anonymous memory; %d rounds, CPUs %s\n", o.workers, o.mib,
 	       o.workers, o.rounds, o.cpus ? o.cpus : "all");
-	double t[VARIANTS][MAX_ROUNDS];
-	for (int round = 0; round < o.rounds; round++) {
-		for (int k = 0; k < VARIANTS; k++) {
-			enum variant v = (enum variant)((k + round) % VARIANTS);
-			t[v][round] = run(self, &o, v);
-			printf("round %d  %-7s %8.3f s\n", round + 1,
-			       variant_name[v], t[v][round]);
-			fflush(stdout);
-		}
-	}
-	double m[VARIANTS], speed[MAX_ROUNDS], off_speed[MAX_ROUNDS];
+	struct runs runs = { .self = self, .o = &o };
+	bench_rounds(o.rounds, VARIANTS, measure, &runs);
+	double (*t)[BENCH_MAX_ROUNDS] = runs.t;
+	double m[VARIANTS], speed[BENCH_MAX_ROUNDS], off_speed[BENCH_MAX_ROUNDS];
 	for (int v = 0; v < VARIANTS; v++)
-		m[v] = median(t[v], o.rounds);
+		m[v] = bench_median(t[v], o.rounds);
 	for (int r = 0; r < o.rounds; r++) {
 		speed[r] = t[NATIVE][r] / t[TABLE][r];
 		off_speed[r] = t[NATIVE][r] / t[OFF][r];
 	}
-	double table_speed = median(speed, o.rounds);
+	double table_speed = bench_median(speed, o.rounds);
 	double added_all = m[ALL] - m[NATIVE], added_bare = m[BARE] - m[NATIVE];
 	printf("\nmedians of %d rounds: native %.3f s, off %.3f s, table %.3f s, "
 	       "all %.3f s, bare handler %.3f s\n", o.rounds, m[NATIVE], m[OFF],
@@ -386,7 +367,7 @@ int main(int argc, char **argv)
 	printf("table: %.3f of native speed (median of the rounds' ratios; "
 	       "goal >= 0.95)%s; off: %.3f\n", table_speed,
 	       table_speed < 0.95 ? "  (goal not met)" : "",
-	       median(off_speed, o.rounds));
+	       bench_median(off_speed, o.rounds));
 	printf("all: adds %.3f s to native, the bare handler %.3f s: %.2fx its "
 	       "cost (goal <= 1.5)%s; %.2fx its time\n", added_all, added_bare,
 	       added_all / added_bare,

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the benchmarks that compare variants of a run share: the runs in
+ * rounds whose order rotates (no variant always runs first, or always
+ * after the same one, so a machine that warms up or slows down over the
+ * benchmark weighs on each alike), the median over the rounds, and the
+ * whole benchmark pinned to some CPUs.
+ */
+#ifndef PTSHARE_BENCH_ROUNDS_H
+#define PTSHARE_BENCH_ROUNDS_H
+
+#define BENCH_MAX_ROUNDS 32
+
+/* fn(variant, round, arg) for each of variants in each of rounds, round k
+ * starting at variant k (modulo variants). */
+void bench_rounds(int rounds, int variants,
+		  void (*fn)(int variant, int round, void *arg), void *arg);
+
+/* The median of v[0..n), n at most BENCH_MAX_ROUNDS. */
+double bench_median(const double *v, int n);
+
+/* Pins us, and so everything we start, to the CPUs of list ("0" or
+ * "0,1"): 0, or -1 when list is not one or the kernel refuses. */
+int bench_pin(const char *list);
+
+#endif
