@@ -74,7 +74,9 @@ struct outputs {
 /* path, "-" for stdout, or dflt when path is NULL. */
 static FILE *output_open(const char *path, FILE *dflt)
 {
-	FILE *f = path ? cli_output_open(path) : dflt;
+	if (!path)
+		return dflt;
+	FILE *f = cli_output_open(path);
 	if (!f)
 		fprintf(stderr, "ptshare aslr: cannot write %s: %s\n", path,
 			strerror(errno));
