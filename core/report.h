@@ -204,6 +204,13 @@ int report_html(FILE *f, const struct report *r);
 struct json;
 /* The same document as a value inside another (ptshare aslr holds two). */
 void report_json_value(struct json *j, const struct report *r);
+/* key: an object of a member per policy of r, under its label (as every
+ * per-policy part of the JSON documents is), whose members fn(j, k, arg)
+ * writes for policy k. */
+void report_json_by_policy(struct json *j, const char *key,
+			   const struct report *r,
+			   void (*fn)(struct json *j, size_t k, const void *arg),
+			   const void *arg);
 
 const char *report_why_text(const struct report_mapping *m, size_t policy);
 uint64_t report_sum3(const uint64_t *levels);

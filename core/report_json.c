@@ -19,6 +19,22 @@ static void levels(struct json *j, const char *key, const uint64_t *v)
 	json_end_object(j);
 }
 
+void report_json_by_policy(struct json *j, const char *key,
+			   const struct report *r,
+			   void (*fn)(struct json *j, size_t k, const void *arg),
+			   const void *arg)
+{
+	json_key(j, key);
+	json_object(j);
+	for (size_t k = 0; k < r->npol; k++) {
+		json_key(j, r->pol[k].label);
+		json_object(j);
+		fn(j, k, arg);
+		json_end_object(j);
+	}
+	json_end_object(j);
+}
+
 static void policies(struct json *j, const struct report *r)
 {
 	static const char *const scope[] = { "none", "file", "hugetlb-shared" };
@@ -44,40 +60,55 @@ static void policies(struct json *j, const struct report *r)
 	json_end_array(j);
 }
 
+/* The totals under policy k of the report arg. */
+static void policy_totals(struct json *j, size_t k, const void *arg)
+{
+	const struct report *r = arg;
+	uint64_t today = report_sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
+	uint64_t shared[PT_NR_LEVELS] = { 0 };
+	for (size_t i = 0; i < r->nrows; i++)
+		for (unsigned l = 0; l < PT_NR_LEVELS; l++)
+			shared[l] += r->rows[i].s[k].shared[l];
+	uint64_t bytes = report_sum3(r->totals[k].distinct) * MM_PAGE_SIZE;
+	levels(j, "distinct", r->totals[k].distinct);
+	levels(j, "linked", r->totals[k].linked);
+	levels(j, "shared", shared);
+	json_member_u64(j, "bytes", bytes);
+	json_member_i64(j, "saved_bytes", (int64_t)today - (int64_t)bytes);
+	json_key(j, "findings");
+	json_object(j);
+	for (size_t i = 0; i < r->pol[k].nfindings; i++)
+		json_member_u64(j, r->pol[k].findings[i].name,
+				r->pol[k].findings[i].count);
+	json_end_object(j);
+}
+
 static void totals(struct json *j, const struct report *r)
 {
-	uint64_t today = report_sum3(r->totals[0].distinct) * MM_PAGE_SIZE;
 	json_key(j, "totals");
 	json_object(j);
 	json_member_u64(j, "processes", r->nrows);
 	json_member_u64(j, "exact_processes", r->exact);
 	json_member_u64(j, "kernel_vmpte_kb", r->kernel_kb);
 	json_member_u64(j, "model_kb", r->model_kb);
-	json_key(j, "policies");
-	json_object(j);
-	for (size_t k = 0; k < r->npol; k++) {
-		uint64_t shared[PT_NR_LEVELS] = { 0 };
-		for (size_t i = 0; i < r->nrows; i++)
-			for (unsigned l = 0; l < PT_NR_LEVELS; l++)
-				shared[l] += r->rows[i].s[k].shared[l];
-		uint64_t bytes = report_sum3(r->totals[k].distinct) * MM_PAGE_SIZE;
-		json_key(j, r->pol[k].label);
-		json_object(j);
-		levels(j, "distinct", r->totals[k].distinct);
-		levels(j, "linked", r->totals[k].linked);
-		levels(j, "shared", shared);
-		json_member_u64(j, "bytes", bytes);
-		json_member_i64(j, "saved_bytes", (int64_t)today - (int64_t)bytes);
-		json_key(j, "findings");
-		json_object(j);
-		for (size_t i = 0; i < r->pol[k].nfindings; i++) {
-			json_member_u64(j, r->pol[k].findings[i].name, r->pol[k].findings[i].count);
-		}
-		json_end_object(j);
-		json_end_object(j);
-	}
+	report_json_by_policy(j, "policies", r, policy_totals, r);
 	json_end_object(j);
-	json_end_object(j);
+}
+
+/* A span's PTE tables under a policy, as regions and mappings give them. */
+static void span_tables(struct json *j, uint64_t tables, uint64_t shared,
+			enum mm_reason reason)
+{
+	json_member_u64(j, "pte_tables", tables);
+	json_member_u64(j, "shared_tables", shared);
+	json_member_string(j, "reason", mm_reason_name(reason));
+}
+
+/* The region arg under policy k. */
+static void region_policy(struct json *j, size_t k, const void *arg)
+{
+	const struct report_region *g = arg;
+	span_tables(j, g->pol[k].tables, g->pol[k].shared, g->pol[k].reason);
 }
 
 /* The process's address space, region by region (report.h). */
@@ -92,17 +123,7 @@ static void regions(struct json *j, const struct report *r,
 		json_member_u64(j, "start", g->start);
 		json_member_u64(j, "end", g->end);
 		json_member_u64(j, "mappings", g->nmaps);
-		json_key(j, "policies");
-		json_object(j);
-		for (size_t k = 0; k < r->npol; k++) {
-			json_key(j, r->pol[k].label);
-			json_object(j);
-			json_member_u64(j, "pte_tables", g->pol[k].tables);
-			json_member_u64(j, "shared_tables", g->pol[k].shared);
-			json_member_string(j, "reason", mm_reason_name(g->pol[k].reason));
-			json_end_object(j);
-		}
-		json_end_object(j);
+		report_json_by_policy(j, "policies", r, region_policy, g);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -139,10 +160,26 @@ static void call_site(struct json *j, const struct report_site *site)
 	json_end_array(j);
 }
 
+/* The process of the row arg under policy k. */
+static void process_policy(struct json *j, size_t k, const void *arg)
+{
+	const struct report_row *row = arg;
+	const struct mm_proc_stats *s = &row->s[k];
+	uint64_t today = report_sum3(row->s[0].tables) * MM_PAGE_SIZE;
+	levels(j, "tables", s->tables);
+	levels(j, "shared", s->shared);
+	json_member_double(j, "pss_bytes", s->pss_bytes);
+	json_member_double(j, "saved_bytes", (double)today - s->pss_bytes);
+	json_member_u64(j, "faults", s->faults);
+	json_member_u64(j, "faults_observed", s->faults_observed);
+	json_member_u64(j, "fork_tables_copied", s->fork_tables_copied);
+	json_member_u64(j, "fork_pages_copied", s->fork_pages_copied);
+	json_member_u64(j, "fork_tables_linked", s->fork_tables_linked);
+}
+
 static void process(struct json *j, const struct report *r,
 		    const struct report_row *row)
 {
-	uint64_t today = report_sum3(row->s[0].tables) * MM_PAGE_SIZE;
 	json_object(j);
 	json_member_u64(j, "pid", row->proc->pid);
 	json_member_u64(j, "ppid", row->proc->ppid);
@@ -154,26 +191,17 @@ static void process(struct json *j, const struct report *r,
 	else
 		json_null(j);
 	json_member_bool(j, "stable", row->proc->stable);
-	json_key(j, "policies");
-	json_object(j);
-	for (size_t k = 0; k < r->npol; k++) {
-		const struct mm_proc_stats *s = &row->s[k];
-		json_key(j, r->pol[k].label);
-		json_object(j);
-		levels(j, "tables", s->tables);
-		levels(j, "shared", s->shared);
-		json_member_double(j, "pss_bytes", s->pss_bytes);
-		json_member_double(j, "saved_bytes", (double)today - s->pss_bytes);
-		json_member_u64(j, "faults", s->faults);
-		json_member_u64(j, "faults_observed", s->faults_observed);
-		json_member_u64(j, "fork_tables_copied", s->fork_tables_copied);
-		json_member_u64(j, "fork_pages_copied", s->fork_pages_copied);
-		json_member_u64(j, "fork_tables_linked", s->fork_tables_linked);
-		json_end_object(j);
-	}
-	json_end_object(j);
+	report_json_by_policy(j, "policies", r, process_policy, row);
 	regions(j, r, row);
 	json_end_object(j);
+}
+
+/* The mapping arg under policy k. */
+static void mapping_policy(struct json *j, size_t k, const void *arg)
+{
+	const struct report_mapping *m = arg;
+	span_tables(j, m->pol[k].tables, m->pol[k].shared, m->pol[k].reason);
+	json_member_string(j, "why", report_why_text(m, k));
 }
 
 static void mapping(struct json *j, const struct report *r,
@@ -195,18 +223,7 @@ static void mapping(struct json *j, const struct report *r,
 	json_member_bool(j, "anon_pages", m->anon_pages);
 	json_member_u64(j, "processes", m->nprocs);
 	json_member_u64(j, "first_pid", m->first_pid);
-	json_key(j, "policies");
-	json_object(j);
-	for (size_t k = 0; k < r->npol; k++) {
-		json_key(j, r->pol[k].label);
-		json_object(j);
-		json_member_u64(j, "pte_tables", m->pol[k].tables);
-		json_member_u64(j, "shared_tables", m->pol[k].shared);
-		json_member_string(j, "reason", mm_reason_name(m->pol[k].reason));
-		json_member_string(j, "why", report_why_text(m, k));
-		json_end_object(j);
-	}
-	json_end_object(j);
+	report_json_by_policy(j, "policies", r, mapping_policy, m);
 	call_site(j, &m->site);
 	json_end_object(j);
 }
@@ -215,6 +232,14 @@ static const char *fault_mode_name(uint32_t mode)
 {
 	static const char *const names[] = { "off", "table", "all" };
 	return mode < 3 ? names[mode] : "?";
+}
+
+/* The faults of the final checkpoint arg under policy k. */
+static void final_faults(struct json *j, size_t k, const void *arg)
+{
+	const struct report_final *x = arg;
+	json_member_u64(j, "seen", x->faults[k]);
+	json_member_u64(j, "pagemap", x->observed[k]);
 }
 
 static void final_checkpoint(struct json *j, const struct report *r,
@@ -243,16 +268,7 @@ static void final_checkpoint(struct json *j, const struct report *r,
 		json_null(j);
 	json_member_string(j, "fault_mode", fault_mode_name(x->fault_mode));
 	json_member_i64(j, "fault_errno", x->fault_err);
-	json_key(j, "faults");
-	json_object(j);
-	for (size_t k = 0; k < r->npol; k++) {
-		json_key(j, r->pol[k].label);
-		json_object(j);
-		json_member_u64(j, "seen", x->faults[k]);
-		json_member_u64(j, "pagemap", x->observed[k]);
-		json_end_object(j);
-	}
-	json_end_object(j);
+	report_json_by_policy(j, "faults", r, final_faults, x);
 	json_end_object(j);
 }
 

@@ -222,10 +222,19 @@ void aslr_text(FILE *f, const struct aslr_runs *a, size_t top)
 			aslr_run_name[1]);
 }
 
+/* The run's side arg of a mapping under policy k. */
+static void side_policy(struct json *j, size_t k, const void *arg)
+{
+	const struct compare_side *s = arg;
+	char why[256];
+	json_member_u64(j, "pte_tables", s->pol[k].tables);
+	json_member_u64(j, "shared_tables", s->pol[k].shared);
+	json_member_string(j, "why", compare_why_text(s, k, why, sizeof(why)));
+}
+
 static void side_json(struct json *j, const struct report *r,
 		      const struct compare_side *s)
 {
-	char why[256];
 	if (!s->present) {
 		json_null(j);
 		return;
@@ -235,17 +244,7 @@ static void side_json(struct json *j, const struct report *r,
 	json_member_u64(j, "addresses", s->addresses);
 	json_member_u64(j, "slots", s->slots);
 	json_member_u64(j, "first_start", s->start);
-	json_key(j, "policies");
-	json_object(j);
-	for (size_t k = 0; k < r->npol; k++) {
-		json_key(j, r->pol[k].label);
-		json_object(j);
-		json_member_u64(j, "pte_tables", s->pol[k].tables);
-		json_member_u64(j, "shared_tables", s->pol[k].shared);
-		json_member_string(j, "why", compare_why_text(s, k, why, sizeof(why)));
-		json_end_object(j);
-	}
-	json_end_object(j);
+	report_json_by_policy(j, "policies", r, side_policy, s);
 	json_end_object(j);
 }
 
@@ -270,27 +269,20 @@ static void mapping_json(struct json *j, const struct report *r,
 	json_end_object(j);
 }
 
-static void totals_json(struct json *j, const struct aslr_runs *a)
+/* Policy k's totals in each run of the runs arg. */
+static void policy_totals(struct json *j, size_t k, const void *arg)
 {
-	const struct report *r = a->run[0]->report;
-	json_key(j, "policies");
-	json_object(j);
-	for (size_t k = 0; k < r->npol; k++) {
-		json_key(j, r->pol[k].label);
+	const struct aslr_runs *a = arg;
+	for (size_t i = 0; i < COMPARE_RUNS; i++) {
+		const struct compare_totals *t = &a->cmp->totals[i][k];
+		json_key(j, json_run_name[i]);
 		json_object(j);
-		for (size_t i = 0; i < COMPARE_RUNS; i++) {
-			const struct compare_totals *t = &a->cmp->totals[i][k];
-			json_key(j, json_run_name[i]);
-			json_object(j);
-			json_member_u64(j, "tables", t->tables);
-			json_member_u64(j, "shared", t->shared);
-			json_member_u64(j, "bytes", t->bytes);
-			json_member_i64(j, "saved_bytes", t->saved_bytes);
-			json_end_object(j);
-		}
+		json_member_u64(j, "tables", t->tables);
+		json_member_u64(j, "shared", t->shared);
+		json_member_u64(j, "bytes", t->bytes);
+		json_member_i64(j, "saved_bytes", t->saved_bytes);
 		json_end_object(j);
 	}
-	json_end_object(j);
 }
 
 void aslr_json(FILE *f, const struct aslr_runs *a)
@@ -318,7 +310,7 @@ void aslr_json(FILE *f, const struct aslr_runs *a)
 		json_end_object(&j);
 	}
 	json_end_object(&j);
-	totals_json(&j, a);
+	report_json_by_policy(&j, "policies", r, policy_totals, a);
 	json_member_u64(&j, "mappings_compared", a->cmp->compared);
 	json_key(&j, "changed_mappings");
 	json_array(&j);
