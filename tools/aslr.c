@@ -95,13 +95,13 @@ static int output_close(FILE *f, const char *path)
 
 static int outputs_open(struct outputs *out, const struct run_options *o)
 {
-	*out = (struct outputs){ .text_path = o->output, .json_path = o->json };
+	*out = (struct outputs){ .text_path = o->output, .json_path = o->v.json };
 	out->text = output_open(o->output, stderr);
-	out->json = output_open(o->json, NULL);
-	if (out->text && (out->json || !o->json))
+	out->json = output_open(o->v.json, NULL);
+	if (out->text && (out->json || !o->v.json))
 		return 0;
 	output_close(out->text, o->output);
-	output_close(out->json, o->json);
+	output_close(out->json, o->v.json);
 	return -1;
 }
 
@@ -111,10 +111,7 @@ static int compare(struct outputs *out, const struct run_options *o,
 		   const struct run_result *run)
 {
 	struct report_compare cmp;
-	uint64_t top = 20;
 	int status = 0;
-	if (o->top)
-		cli_u64(o->top, &top);
 	if (report_compare(&cmp, run[0].report, run[1].report)) {
 		fputs("ptshare aslr: out of memory\n", stderr);
 		status = 1;
@@ -124,7 +121,7 @@ static int compare(struct outputs *out, const struct run_options *o,
 			.cmp = &cmp,
 		};
 		errno = 0; /* what output_close() tells of a failed write */
-		aslr_text(out->text, &a, (size_t)top);
+		aslr_text(out->text, &a, (size_t)o->v.top_n);
 		if (out->json)
 			aslr_json(out->json, &a);
 		report_compare_free(&cmp);
@@ -144,10 +141,10 @@ int cmd_aslr(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	/* Options of ptshare run for one run's report, not for two. */
-	if (o.record || o.html) {
+	if (o.v.record || o.v.html) {
 		fprintf(stderr, "ptshare aslr: %s is for ptshare run: it holds "
 			"one run (--json holds both)\n",
-			o.record ? "--record" : "--html");
+			o.v.record ? "--record" : "--html");
 		usage(stderr);
 		return 2;
 	}

@@ -2,11 +2,11 @@
 /* ptshare replay: a trace of `ptshare run --record` fed to the same ingest,
  * under any policies, on any machine. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "trace.h"
 
@@ -34,42 +34,13 @@ static void usage(FILE *f)
 
 int cmd_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'P' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *policies = NULL, *json = NULL, *html = NULL;
-	uint64_t top = 20;
-	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'P':
-			policies = optarg;
-			break;
-		case 'j':
-			json = optarg;
-			break;
-		case 'H':
-			html = optarg;
-			break;
-		case 'n':
-			if (cli_u64(optarg, &top)) {
-				fprintf(stderr, "ptshare replay: bad number '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	struct cli_parser p;
+	cli_parser_init(&p, "ptshare replay", usage,
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, NULL, "");
+	while (cli_next(&p, argc, argv) != -1)
+		;
+	if (p.status >= 0)
+		return p.status;
 	if (optind + 1 != argc) {
 		fprintf(stderr, "ptshare replay: %s\n",
 			optind == argc ? "which trace?" : "one trace at a time");
@@ -78,7 +49,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	struct worlds ws;
 	char err[256];
-	if (worlds_init(&ws, policies, err, sizeof(err))) {
+	if (worlds_init(&ws, p.v.policies, err, sizeof(err))) {
 		fprintf(stderr, "ptshare replay: %s\n", err);
 		return 2;
 	}
@@ -99,7 +70,8 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), json, html, (size_t)top);
+	int w = write_reports(ingest_report(g), p.v.json, p.v.html,
+			      (size_t)p.v.top_n);
 	ingest_free(g);
 	worlds_free(&ws);
 	return r || w ? 1 : 0;

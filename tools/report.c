@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "ptshare/wire.h"
 
@@ -219,51 +219,36 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 		{ "socket", required_argument, NULL, 's' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "top", required_argument, NULL, 'n' },
 		{ "no-read", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct cli_parser p;
+	cli_parser_init(&p, "ptshare report", usage, CLI_JSON | CLI_HTML | CLI_TOP,
+			own, "o:");
 	const char *socket = NULL, *dest[NOUT] = { 0 };
-	uint64_t top = 20;
 	uint32_t flags = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	while ((c = cli_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
 			socket = optarg;
 			break;
-		case 'j':
-			dest[OUT_JSON] = optarg;
-			break;
-		case 'H':
-			dest[OUT_HTML] = optarg;
-			break;
 		case 'o':
 			dest[OUT_TEXT] = optarg;
-			break;
-		case 'n':
-			if (cli_u64(optarg, &top) || top > UINT32_MAX) {
-				say("bad number '%s'", optarg);
-				usage(stderr);
-				return 2;
-			}
 			break;
 		case 'N':
 			flags |= PTS_REPORT_NO_READ;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
 		}
 	}
+	if (p.status >= 0)
+		return p.status;
+	if (p.v.top_n > UINT32_MAX)
+		return cli_usage_error(&p, "bad number", p.v.top);
+	dest[OUT_JSON] = p.v.json;
+	dest[OUT_HTML] = p.v.html;
 	if (optind < argc) {
 		say("unexpected argument '%s'", argv[optind]);
 		usage(stderr);
@@ -284,5 +269,5 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return report(socket, dest, (uint32_t)top, flags);
+	return report(socket, dest, (uint32_t)p.v.top_n, flags);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cli_options.h"
 #include "report.h"
 #include "worlds.h"
 
@@ -25,8 +26,8 @@ enum run_layout {
 
 struct run_options {
 	const char *name; /* "ptshare run": for messages */
-	const char *policies, *json, *html, *interval, *record, *top, *output;
-	const char *faults;
+	struct cli_values v; /* passed on to the daemon as given */
+	const char *output;
 	char **cmd;
 	enum run_layout layout;
 };

@@ -127,11 +127,11 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 			const char *report, const struct run_options *o)
 {
 	const char *const pairs[][2] = {
-		{ "--policy", o->policies }, { "--json", o->json },
-		{ "--html", o->html },
-		{ "--interval", o->interval }, { "--record", o->record },
-		{ "--top", o->top }, { "--text", o->output },
-		{ "--faults", o->faults },
+		{ "--policy", o->v.policies }, { "--json", o->v.json },
+		{ "--html", o->v.html },
+		{ "--interval", o->v.interval }, { "--record", o->v.record },
+		{ "--top", o->v.top }, { "--text", o->output },
+		{ "--faults", o->v.faults },
 	};
 	size_t n = 0;
 	argv[n++] = (char *)daemon_path;
@@ -310,9 +310,9 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	char trace[PATH_MAX + 8];
 	if (want_report) {
 		snprintf(trace, sizeof(trace), "%s/trace", dir);
-		passed.json = NULL;
-		passed.html = NULL;
-		passed.record = trace;
+		passed.v.json = NULL;
+		passed.v.html = NULL;
+		passed.v.record = trace;
 		passed.output = "/dev/null";
 	}
 	char *dargv[32];
@@ -342,7 +342,7 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	bool clean = !daemon_stop(&s->d, s->sigfd);
 	if (want_report) {
 		if (clean)
-			rebuild_report(o->name, trace, o->policies, r);
+			rebuild_report(o->name, trace, o->v.policies, r);
 		if (unlink(trace) && errno != ENOENT)
 			fprintf(stderr, "%s: %s: %s\n", o->name, trace,
 				strerror(errno));

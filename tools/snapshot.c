@@ -2,7 +2,6 @@
 /* ptshare snapshot: the model fed from /proc alone, for running processes. */
 #define _GNU_SOURCE /* asprintf */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "proc_image.h"
 #include "report.h"
@@ -195,57 +195,35 @@ static void snapshot_free(struct snapshot *s)
 
 int cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "top", required_argument, NULL, 'n' },
 		{ "min-mapping", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policies = NULL, *json = NULL, *html = NULL;
-	uint64_t pid = 0, top = 20, min_mapping = MM_SPAN(PT_PTE);
+	struct cli_parser p;
+	cli_parser_init(&p, "ptshare snapshot", usage,
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "");
+	uint64_t pid = 0, min_mapping = MM_SPAN(PT_PTE);
 	bool tree = false;
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cli_u64(optarg, &pid) || !pid || pid > INT_MAX) {
-				fprintf(stderr, "ptshare snapshot: bad pid '%s'\n", optarg);
-				return 2;
-			}
+			if (cli_u64(optarg, &pid) || !pid || pid > INT_MAX)
+				return cli_usage_error(&p, "bad pid", optarg);
 			break;
 		case 't':
 			tree = true;
 			break;
-		case 'P':
-			policies = optarg;
-			break;
-		case 'j':
-			json = optarg;
-			break;
-		case 'H':
-			html = optarg;
-			break;
-		case 'n':
 		case 'm':
-			if (cli_u64(optarg, c == 'n' ? &top : &min_mapping)) {
-				fprintf(stderr, "ptshare snapshot: bad number '%s'\n",
-					optarg);
-				return 2;
-			}
+			if (cli_u64(optarg, &min_mapping))
+				return cli_usage_error(&p, "bad number", optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
 		}
 	}
+	if (p.status >= 0)
+		return p.status;
 	if (optind < argc || (tree && !pid)) {
 		fprintf(stderr, "ptshare snapshot: %s\n", optind < argc
 			? "unexpected argument" : "--tree needs --pid");
@@ -254,7 +232,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	struct snapshot s = { 0 };
 	char err[256];
-	if (worlds_init(&s.ws, policies, err, sizeof(err))) {
+	if (worlds_init(&s.ws, p.v.policies, err, sizeof(err))) {
 		fprintf(stderr, "ptshare snapshot: %s\n", err);
 		return 2;
 	}
@@ -288,7 +266,7 @@ int cmd_snapshot(int argc, char **argv)
 		r = 1;
 		goto out;
 	}
-	r = write_reports(&rep, json, html, (size_t)top);
+	r = write_reports(&rep, p.v.json, p.v.html, (size_t)p.v.top_n);
 	report_free(&rep);
 	if (!r && !s.nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The options the ptshare commands and ptshared share: each has one name,
+ * one check and one message wherever it is taken (`ptshare run` passes
+ * them on to the daemon as it got them).  A command names the ones it
+ * takes (a mask of enum cli_shared) and its own options; cli_next() hands
+ * it its own one by one and takes the shared ones, --help (always there)
+ * and the usage errors itself.
+ */
+#ifndef PTSHARE_CLI_OPTIONS_H
+#define PTSHARE_CLI_OPTIONS_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum cli_shared {
+	CLI_POLICY = 1 << 0,   /* --policy LIST */
+	CLI_JSON = 1 << 1,     /* --json FILE */
+	CLI_HTML = 1 << 2,     /* --html FILE */
+	CLI_RECORD = 1 << 3,   /* --record FILE */
+	CLI_TOP = 1 << 4,      /* --top N */
+	CLI_INTERVAL = 1 << 5, /* --interval S, a number (the daemon bounds it) */
+	CLI_FAULTS = 1 << 6,   /* --faults table|all|off */
+};
+
+/* What the shared options said: the arguments as given (checked), NULL
+ * for an option not given, and the numbers they spell. */
+struct cli_values {
+	const char *policies, *json, *html, *record, *top, *interval, *faults;
+	uint64_t top_n;       /* 20 when not given */
+	uint32_t faults_mode; /* enum pts_faults; table when not given */
+};
+
+#define CLI_MAX_OPTIONS 24
+
+struct cli_parser {
+	const char *name;          /* "ptshare run": for messages */
+	void (*usage)(FILE *f);    /* on --help and after a usage error */
+	struct cli_values v;
+	int status;                /* -1, or the exit status to end with */
+	const char *short_options; /* getopt_long's optstring */
+	struct option table[CLI_MAX_OPTIONS]; /* its own, then the shared */
+};
+
+/* For the command name taking the shared options of the mask shared, its
+ * own options (ended by { 0 }; NULL: none) and short_options. */
+void cli_parser_init(struct cli_parser *p, const char *name,
+		     void (*usage)(FILE *f), unsigned shared,
+		     const struct option *own, const char *short_options);
+/* The next of the command's own options (its val, optarg set), or -1 at
+ * the end of the options or when p->status says to end: 0 after --help,
+ * 2 after a usage error (its message and the usage printed). */
+int cli_next(struct cli_parser *p, int argc, char **argv);
+/* "name: what 'arg'" and the usage on stderr: returns 2, the exit status
+ * of a usage error. */
+int cli_usage_error(const struct cli_parser *p, const char *what,
+		    const char *arg);
+
+#endif
