@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ double bench_median(const double *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-int bench_pin(const char *list)
+int bench_pin(const char *who, const char *list)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
@@ -36,9 +37,13 @@ int bench_pin(const char *list)
 		char *end;
 		long cpu = strtol(p, &end, 10);
 		if (end == p || cpu < 0 || cpu >= CPU_SETSIZE)
-			return -1;
+			goto bad;
 		CPU_SET((int)cpu, &set);
 		p = end;
 	}
-	return sched_setaffinity(0, sizeof(set), &set);
+	if (!sched_setaffinity(0, sizeof(set), &set))
+		return 0;
+bad:
+	fprintf(stderr, "%s: --cpus %s: cannot pin\n", who, list);
+	return -1;
 }

@@ -20,7 +20,8 @@ void bench_rounds(int rounds, int variants,
 double bench_median(const double *v, int n);
 
 /* Pins us, and so everything we start, to the CPUs of list ("0" or
- * "0,1"): 0, or -1 when list is not one or the kernel refuses. */
-int bench_pin(const char *list);
+ * "0,1"): 0, or -1 when list is not one or the kernel refuses, with
+ * "who: --cpus list: cannot pin" printed. */
+int bench_pin(const char *who, const char *list);
 
 #endif

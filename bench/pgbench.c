@@ -256,10 +256,8 @@ int main(int argc, char **argv)
 	 * (DESIGN.md section 5), and where the scheduler puts pgbench and the
 	 * backends makes the figures swing by tens of percent from one run to
 	 * the next: --cpus pins the server, ptshare and pgbench. */
-	if (o.cpus && bench_pin(o.cpus)) {
-		fprintf(stderr, "bench/pgbench: --cpus %s: cannot pin\n", o.cpus);
+	if (o.cpus && bench_pin("bench/pgbench", o.cpus))
 		return 2;
-	}
 	if (pg_cluster_find(&cluster, why, sizeof(why))) {
 		fprintf(stderr, "bench/pgbench: %s\n", why);
 		return 2;

@@ -337,10 +337,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* The whole run (the workloads and ptshare too) on these CPUs. */
-	if (o.cpus && bench_pin(o.cpus)) {
-		fprintf(stderr, "bench/uffd: --cpus %s: cannot pin\n", o.cpus);
+	if (o.cpus && bench_pin("bench/uffd", o.cpus))
 		return 2;
-	}
 	char self[4096];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0)
