@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptshare/avl.h"
 #include "ptshare/mm.h"
 #include "ptshare/wire.h"
 
@@ -63,13 +64,11 @@ const struct callsite_frame *callsites_get(const struct callsites *t,
 					   uint32_t site, size_t *n);
 void callsites_free(struct callsites *t);
 
-/* Which site made which range of one process: sorted, disjoint. */
+/* Which site made which range of one process: disjoint ranges in an
+ * ordered set (a process may have 65,000 of them, and each record changes
+ * one or two). */
 struct site_ranges {
-	struct site_range {
-		uint64_t start, end;
-		uint32_t site;
-	} *r;
-	size_t n, cap;
+	struct avl_tree t;
 };
 
 /* [start, end) was made by site (0: by nothing known: forgotten). */

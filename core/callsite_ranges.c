@@ -4,37 +4,56 @@
  * inherited at fork. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "callsite.h"
 
-/* The first range that ends after addr. */
-static size_t first_after(const struct site_ranges *s, uint64_t addr)
+struct site_range {
+	uint64_t start, end;
+	uint32_t site;
+	struct avl_node node;
+};
+
+static struct site_range *range_of(const struct avl_node *n)
 {
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return n ? avl_entry(n, struct site_range, node) : NULL;
 }
 
-static int reserve(struct site_ranges *s, size_t more)
+static struct site_range *next_of(const struct site_range *r)
 {
-	if (s->n + more <= s->cap)
-		return 0;
-	size_t cap = s->cap ? 2 * s->cap : 16;
-	while (cap < s->n + more)
-		cap *= 2;
-	struct site_range *r = realloc(s->r, cap * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	s->r = r;
-	s->cap = cap;
-	return 0;
+	return range_of(r->node.next);
+}
+
+/* A range's start only ever moves up to its end, never past the next
+ * range's: the order holds. */
+static bool starts_before(const struct avl_node *a, const struct avl_node *b)
+{
+	return range_of(a)->start < range_of(b)->start;
+}
+
+static bool ends_above(const struct avl_node *n, const void *addr)
+{
+	return range_of(n)->end > *(const uint64_t *)addr;
+}
+
+/* The first range that ends after addr. */
+static struct site_range *first_after(const struct site_ranges *s,
+				      uint64_t addr)
+{
+	return range_of(avl_first_from(&s->t, ends_above, &addr));
+}
+
+static struct site_range *range_new(uint64_t start, uint64_t end, uint32_t site)
+{
+	struct site_range *r = malloc(sizeof(*r));
+	if (r)
+		*r = (struct site_range){ .start = start, .end = end, .site = site };
+	return r;
+}
+
+static void range_free(struct site_ranges *s, struct site_range *r)
+{
+	avl_remove(&s->t, &r->node, starts_before);
+	free(r);
 }
 
 int site_ranges_set(struct site_ranges *s, uint64_t start, uint64_t end,
@@ -42,33 +61,34 @@ int site_ranges_set(struct site_ranges *s, uint64_t start, uint64_t end,
 {
 	if (start >= end)
 		return 0;
-	/* At most one range splits in two, and one is added. */
-	if (reserve(s, 2))
+	struct site_range *r = first_after(s, start);
+	/* start and end inside one range: it splits around them. */
+	bool split = r && r->start < start && r->end > end;
+	struct site_range *tail = split ? range_new(end, r->end, r->site) : NULL;
+	struct site_range *made = site ? range_new(start, end, site) : NULL;
+	if ((split && !tail) || (site && !made)) {
+		free(tail);
+		free(made);
 		return -ENOMEM;
-	size_t i = first_after(s, start);
-	if (i < s->n && s->r[i].start < start && s->r[i].end > end) {
-		/* start and end fall inside one range: it splits around them */
-		memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(*s->r));
-		s->n++;
-		s->r[i].end = start;
-		s->r[i + 1].start = end;
-		i++;
-	} else {
-		if (i < s->n && s->r[i].start < start)
-			s->r[i++].end = start;
-		size_t j = i;
-		while (j < s->n && s->r[j].end <= end)
-			j++;
-		if (j < s->n && s->r[j].start < end)
-			s->r[j].start = end;
-		memmove(&s->r[i], &s->r[j], (s->n - j) * sizeof(*s->r));
-		s->n -= j - i;
 	}
-	if (!site)
-		return 0;
-	memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(*s->r));
-	s->r[i] = (struct site_range){ start, end, site };
-	s->n++;
+	if (split) {
+		r->end = start;
+		avl_insert(&s->t, &tail->node, starts_before);
+	} else {
+		if (r && r->start < start) {
+			r->end = start;
+			r = next_of(r);
+		}
+		while (r && r->end <= end) {
+			struct site_range *next = next_of(r);
+			range_free(s, r);
+			r = next;
+		}
+		if (r && r->start < end)
+			r->start = end;
+	}
+	if (made)
+		avl_insert(&s->t, &made->node, starts_before);
 	return 0;
 }
 
@@ -79,18 +99,19 @@ int site_ranges_move(struct site_ranges *s, uint64_t old, uint64_t old_len,
 	uint64_t keep = old_len < new_len ? old_len : new_len;
 	struct site_ranges moved = { 0 };
 	int r = 0;
-	for (size_t i = first_after(s, old); !r && i < s->n &&
-					       s->r[i].start < old + keep; i++) {
-		uint64_t a = s->r[i].start > old ? s->r[i].start : old;
-		uint64_t b = s->r[i].end < old + keep ? s->r[i].end : old + keep;
-		r = site_ranges_set(&moved, a - old + new, b - old + new, s->r[i].site);
+	for (struct site_range *m = first_after(s, old);
+	     !r && m && m->start < old + keep; m = next_of(m)) {
+		uint64_t a = m->start > old ? m->start : old;
+		uint64_t b = m->end < old + keep ? m->end : old + keep;
+		r = site_ranges_set(&moved, a - old + new, b - old + new, m->site);
 	}
 	if (!r && !keep_old)
 		r = site_ranges_set(s, old, old + old_len, 0);
 	if (!r)
 		r = site_ranges_set(s, new, new + new_len, 0);
-	for (size_t i = 0; !r && i < moved.n; i++)
-		r = site_ranges_set(s, moved.r[i].start, moved.r[i].end, moved.r[i].site);
+	for (struct site_range *m = range_of(moved.t.first); !r && m;
+	     m = next_of(m))
+		r = site_ranges_set(s, m->start, m->end, m->site);
 	if (!r && new_len > old_len)
 		r = site_ranges_set(s, new + old_len, new + new_len, site);
 	site_ranges_free(&moved);
@@ -99,23 +120,30 @@ int site_ranges_move(struct site_ranges *s, uint64_t old, uint64_t old_len,
 
 uint32_t site_ranges_at(const struct site_ranges *s, uint64_t addr)
 {
-	size_t i = first_after(s, addr);
-	return i < s->n && s->r[i].start <= addr ? s->r[i].site : 0;
+	const struct site_range *r = first_after(s, addr);
+	return r && r->start <= addr ? r->site : 0;
 }
 
 int site_ranges_copy(struct site_ranges *dst, const struct site_ranges *src)
 {
-	dst->n = 0;
-	if (reserve(dst, src->n))
-		return -ENOMEM;
-	if (src->n)
-		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
-	dst->n = src->n;
+	site_ranges_free(dst);
+	for (const struct site_range *r = range_of(src->t.first); r;
+	     r = next_of(r)) {
+		struct site_range *c = range_new(r->start, r->end, r->site);
+		if (!c) {
+			site_ranges_free(dst);
+			return -ENOMEM;
+		}
+		avl_insert(&dst->t, &c->node, starts_before);
+	}
 	return 0;
 }
 
 void site_ranges_free(struct site_ranges *s)
 {
-	free(s->r);
-	*s = (struct site_ranges){ 0 };
+	for (struct site_range *r = range_of(s->t.first), *next; r; r = next) {
+		next = next_of(r);
+		free(r);
+	}
+	s->t = (struct avl_tree){ 0 };
 }

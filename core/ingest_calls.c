@@ -222,8 +222,6 @@ struct sysv_span {
 static int find_sysv(const struct mm_vma_info *v, void *arg)
 {
 	struct sysv_span *sp = arg;
-	if (v->end <= sp->addr)
-		return 0;
 	if (v->obj.kind != MM_OBJ_SYSV || v->start != (sp->end ? sp->end : sp->addr) ||
 	    (sp->end && v->obj.ino != sp->ino))
 		return 1;
@@ -246,10 +244,6 @@ static int check_reflected(const struct mm_vma_info *v, void *arg)
 {
 	struct reflected *x = arg;
 	const struct mm_mapping *m = x->m;
-	if (v->end <= m->addr)
-		return 0;
-	if (v->start >= m->addr + m->len)
-		return 1;
 	bool obj = m->obj.dev == SYNTH_DEV
 			   ? v->obj.kind == m->obj.kind
 			   : v->obj.kind == m->obj.kind && v->obj.dev == m->obj.dev &&
@@ -269,7 +263,8 @@ static bool already_mapped(struct ingest *g, struct session *s,
 	struct reflected x = { .m = m, .same = true };
 	if (m->fixed)
 		return false;
-	mm_proc_vmas(g->ws->w[0], (uint32_t)s->pid, check_reflected, &x);
+	mm_proc_vmas_in(g->ws->w[0], (uint32_t)s->pid, m->addr, m->addr + m->len,
+			check_reflected, &x);
 	return x.same && x.covered >= m->len;
 }
 
@@ -331,7 +326,8 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 	}
 	case PTS_SHMDT: {
 		struct sysv_span sp = { .addr = rg->addr };
-		mm_proc_vmas(g->ws->w[0], (uint32_t)s->pid, find_sysv, &sp);
+		mm_proc_vmas_in(g->ws->w[0], (uint32_t)s->pid, rg->addr, UINT64_MAX,
+				find_sysv, &sp);
 		if (!sp.end) {
 			session_refused(g, s, "shmdt of no segment");
 			return;

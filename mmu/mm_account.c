@@ -40,10 +40,10 @@ static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
 		.fork_tables_copied = mm->c.fork_tables_copied,
 		.fork_pages_copied = mm->c.fork_pages_copied,
 		.fork_tables_linked = mm->c.fork_tables_linked,
-		.vmas = mm->nr_vma,
+		.vmas = mm->vmas.n,
 	};
-	for (size_t i = 0; i < mm->nr_vma; i++)
-		s->mapped_bytes += mm->vma[i]->end - mm->vma[i]->start;
+	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v))
+		s->mapped_bytes += v->end - v->start;
 	count_view(mm->pgd, false, s);
 }
 
@@ -183,11 +183,19 @@ static void count_range(const struct pt_table *t, uint64_t tbase,
 int mm_proc_vmas(const struct mm_world *w, uint32_t pid,
 		 int (*fn)(const struct mm_vma_info *vma, void *arg), void *arg)
 {
+	return mm_proc_vmas_in(w, pid, 0, UINT64_MAX, fn, arg);
+}
+
+int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
+		    uint64_t end,
+		    int (*fn)(const struct mm_vma_info *vma, void *arg),
+		    void *arg)
+{
 	const struct mm_space *mm = mm_find(w, pid);
 	if (!mm)
 		return -ESRCH;
-	for (size_t i = 0; i < mm->nr_vma; i++) {
-		const struct mm_vma *v = mm->vma[i];
+	const struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
 		struct mm_vma_info info = {
 			.start = v->start,
 			.end = v->end,

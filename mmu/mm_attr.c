@@ -25,18 +25,17 @@ static int modify_range(struct mm_world *w, struct mm_space *mm,
 			uint64_t start, uint64_t end,
 			const struct vma_change *ch, bool unshare)
 {
-	for (size_t j = vma_first_after(mm, start);
-	     unshare && j < mm->nr_vma && mm->vma[j]->start < end; j++)
-		if (alters(mm->vma[j], ch))
-			mm_unshare(w, mm, max_u64(start, mm->vma[j]->start),
-				   min_u64(end, mm->vma[j]->end));
+	struct mm_vma *v;
+	if (unshare)
+		vma_for_each_in(v, mm, start, end)
+			if (alters(v, ch))
+				mm_unshare(w, mm, max_u64(start, v->start),
+					   min_u64(end, v->end));
 	struct mm_vma *first = vma_find(mm, start), *last = vma_find(mm, end - 1);
 	if ((first && alters(first, ch) && vma_split(w, mm, start)) ||
 	    (last && alters(last, ch) && vma_split(w, mm, end)))
 		return -ENOMEM;
-	for (size_t j = vma_first_after(mm, start);
-	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
-		struct mm_vma *v = mm->vma[j];
+	vma_for_each_in(v, mm, start, end) {
 		if (ch->set_prot)
 			v->prot = ch->prot;
 		v->flags = (v->flags | ch->set) & ~ch->clear;
@@ -79,9 +78,8 @@ static const struct vma_change fork_advice[MM_ADV_NR] = {
 static int check_advice(struct mm_world *w, struct mm_space *mm,
 			uint64_t start, uint64_t end, enum mm_advice advice)
 {
-	for (size_t j = vma_first_after(mm, start);
-	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
-		const struct mm_vma *v = mm->vma[j];
+	const struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
 		if (advice == MM_ADV_REMOVE && !v->obj)
 			return mm_fail(w, -EINVAL, "MADV_REMOVE of anonymous "
 				       "memory at %#llx", (unsigned long long)v->start);

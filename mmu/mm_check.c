@@ -122,8 +122,10 @@ static int check_vmas(struct mm_world *w, struct mm_space *mm,
 		      uint64_t *linked)
 {
 	uint64_t prev_end = 0;
-	for (size_t i = 0; i < mm->nr_vma; i++) {
-		const struct mm_vma *v = mm->vma[i];
+	if (!vma_set_consistent(mm))
+		return BAD(w, "process %u: its mapping tree and list disagree",
+			   mm->pid);
+	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v)) {
 		if (v->mm != mm || v->start < prev_end || v->end <= v->start ||
 		    v->end > MM_TASK_SIZE ||
 		    ((v->start | v->end) & (MM_PAGE_SIZE - 1)))

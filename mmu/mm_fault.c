@@ -290,9 +290,8 @@ int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
 		return r;
 	uint64_t newly = 0;
 	size_t first = 0; /* the first run that may meet this VMA */
-	for (size_t i = vma_first_after(mm, start);
-	     i < mm->nr_vma && mm->vma[i]->start < end; i++) {
-		struct mm_vma *v = mm->vma[i];
+	struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
 		while (first < nruns && runs[first].end <= v->start)
 			first++;
 		/* No runs may come as NULL, which takes no offset, not even

@@ -105,14 +105,13 @@ int mm_fork(struct mm_world *w, uint32_t ppid, uint32_t cpid)
 	if (mm_find(w, cpid))
 		return mm_fail(w, -EEXIST, "process %u already exists", cpid);
 	struct mm_space *child = mm_space_new(w, cpid);
-	if (!child || vma_reserve(w, child, parent->nr_vma))
+	if (!child)
 		return -ENOMEM;
 	uint64_t before = 0, after = 0;
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 		before += w->tables[l];
 	struct fork_ctx f = { .w = w, .child = child };
-	for (size_t i = 0; i < parent->nr_vma; i++) {
-		struct mm_vma *pv = parent->vma[i], *cv;
+	for (struct mm_vma *pv = vma_first(parent), *cv; pv; pv = vma_next(pv)) {
 		if (pv->flags & MM_VMA_DONTFORK)
 			continue;
 		if (!(cv = vma_new(w, child, pv)))
@@ -123,7 +122,7 @@ int mm_fork(struct mm_world *w, uint32_t ppid, uint32_t cpid)
 		cv->anon_forked = cv->anon != 0;
 		if (pv->obj)
 			object_link(pv->obj, cv, pv);
-		child->vma[child->nr_vma++] = cv;
+		vma_insert(child, cv);
 		f.v = pv;
 		if (fork_vma(&f, parent))
 			return -ENOMEM;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ptshare/avl.h"
 #include "ptshare/mm.h"
 #include "ptr_map.h"
 #include "pt_table.h"
@@ -28,6 +29,7 @@ struct mm_vma {
 	bool anon_forked;         /* anon_vma inherited at fork (chain not singular) */
 	uint32_t huge_shift;      /* hugetlb page shift, 0 for small pages */
 	struct mm_vma *obj_prev, *obj_next;
+	struct avl_node node;     /* in its process's set, by start */
 };
 
 struct mm_counters {
@@ -39,8 +41,7 @@ struct mm_space {
 	struct mm_world *w;
 	uint32_t pid;
 	struct pt_table *pgd;
-	struct mm_vma **vma;      /* sorted by start, non-overlapping */
-	size_t nr_vma, cap_vma;
+	struct avl_tree vmas;     /* by start, non-overlapping (mm_vma.c) */
 	struct mm_vma *hint;      /* last VMA found: faults come in runs */
 	struct mm_counters c;
 	struct mm_space *prev, *next; /* creation order */
@@ -100,16 +101,34 @@ struct mm_space *mm_lookup(struct mm_world *w, uint32_t pid);
 struct mm_space *mm_space_new(struct mm_world *w, uint32_t pid);
 int mm_check_range(struct mm_world *w, uint64_t addr, uint64_t len);
 
-/* mm_vma.c: the sorted VMA set of a process */
-size_t vma_first_after(const struct mm_space *mm, uint64_t addr);
+/* mm_vma.c: the ordered VMA set of a process, O(log n) to change */
+static inline struct mm_vma *vma_of(const struct avl_node *n)
+{
+	return n ? avl_entry(n, struct mm_vma, node) : NULL;
+}
+static inline struct mm_vma *vma_first(const struct mm_space *mm)
+{
+	return vma_of(mm->vmas.first);
+}
+static inline struct mm_vma *vma_next(const struct mm_vma *v)
+{
+	return vma_of(v->node.next);
+}
+/* The first VMA ending above addr, or NULL. */
+struct mm_vma *vma_first_after(const struct mm_space *mm, uint64_t addr);
+/* Each VMA meeting [start, end), in address order (none may go meanwhile). */
+#define vma_for_each_in(v, mm, start, end)                                  \
+	for ((v) = vma_first_after((mm), (start)); (v) && (v)->start < (end); \
+	     (v) = vma_next(v))
 struct mm_vma *vma_find(struct mm_space *mm, uint64_t addr);
 bool vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end);
 bool vma_range_mapped(const struct mm_space *mm, uint64_t start, uint64_t end);
-int vma_reserve(struct mm_world *w, struct mm_space *mm, size_t extra);
 struct mm_vma *vma_new(struct mm_world *w, struct mm_space *mm,
 		       const struct mm_vma *tmpl);
 void vma_insert(struct mm_space *mm, struct mm_vma *v);
-void vma_remove(struct mm_space *mm, size_t idx);
+void vma_remove(struct mm_space *mm, struct mm_vma *v);
+/* The tree and the order agree, and the tree is balanced (mm_check). */
+bool vma_set_consistent(const struct mm_space *mm);
 int vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr);
 void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end);
 int vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,

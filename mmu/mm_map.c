@@ -72,7 +72,7 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 	struct mm_vma *v;
 	if (mm_do_unmap(w, mm, m->addr, end) ||
 	    (m->obj.kind != MM_OBJ_ANON && !(o = object_get(w, &m->obj))) ||
-	    vma_reserve(w, mm, 1) || !(v = vma_new(w, mm, &tmpl)))
+	    !(v = vma_new(w, mm, &tmpl)))
 		return -ENOMEM;
 	if (o)
 		object_link(o, v, NULL);

@@ -166,7 +166,7 @@ static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
 			return -ENOMEM;
 	}
 	struct mm_vma *v = vma_find(mm, old), *nv;
-	if (vma_reserve(w, mm, 1) || !(nv = vma_new(w, mm, v)))
+	if (!(nv = vma_new(w, mm, v)))
 		return -ENOMEM;
 	nv->start = new;
 	nv->end = new + new_len;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A process's VMAs: a sorted array, split and merged as the kernel does. */
+/* A process's VMAs: an ordered set, split and merged as the kernel does. */
 #include <stdlib.h>
 
 #include "mm_internal.h"
@@ -21,18 +21,25 @@ uint64_t vma_offset(const struct mm_vma *v, uint64_t addr)
 	return (v->pgoff << MM_PAGE_SHIFT) + (addr - v->start);
 }
 
-/* Index of the first VMA ending above addr (nr_vma if none). */
-size_t vma_first_after(const struct mm_space *mm, uint64_t addr)
+/*
+ * The set is ordered by start (no two VMAs of a process overlap, so ends
+ * sort alike): a program mapping until vm.max_map_count holds 65,000 VMAs,
+ * and an insert or a removal must not cost a move per VMA.  A VMA's start
+ * never changes while it is in the set (a split inserts the tail).
+ */
+static bool starts_before(const struct avl_node *a, const struct avl_node *b)
 {
-	size_t lo = 0, hi = mm->nr_vma;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (mm->vma[mid]->end > addr)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+	return vma_of(a)->start < vma_of(b)->start;
+}
+
+static bool ends_above(const struct avl_node *n, const void *addr)
+{
+	return vma_of(n)->end > *(const uint64_t *)addr;
+}
+
+struct mm_vma *vma_first_after(const struct mm_space *mm, uint64_t addr)
+{
+	return vma_of(avl_first_from(&mm->vmas, ends_above, &addr));
 }
 
 struct mm_vma *vma_find(struct mm_space *mm, uint64_t addr)
@@ -40,41 +47,27 @@ struct mm_vma *vma_find(struct mm_space *mm, uint64_t addr)
 	struct mm_vma *v = mm->hint;
 	if (v && v->start <= addr && addr < v->end)
 		return v;
-	size_t i = vma_first_after(mm, addr);
-	if (i == mm->nr_vma || mm->vma[i]->start > addr)
+	v = vma_first_after(mm, addr);
+	if (!v || v->start > addr)
 		return NULL;
-	return mm->hint = mm->vma[i];
+	return mm->hint = v;
 }
 
 bool vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end)
 {
-	size_t i = vma_first_after(mm, start);
-	return i < mm->nr_vma && mm->vma[i]->start < end;
+	const struct mm_vma *v = vma_first_after(mm, start);
+	return v && v->start < end;
 }
 
 bool vma_range_mapped(const struct mm_space *mm, uint64_t start, uint64_t end)
 {
-	for (size_t i = vma_first_after(mm, start); start < end; i++) {
-		if (i == mm->nr_vma || mm->vma[i]->start > start)
+	for (const struct mm_vma *v = vma_first_after(mm, start); start < end;
+	     v = vma_next(v)) {
+		if (!v || v->start > start)
 			return false;
-		start = mm->vma[i]->end;
+		start = v->end;
 	}
 	return true;
-}
-
-int vma_reserve(struct mm_world *w, struct mm_space *mm, size_t extra)
-{
-	if (mm->nr_vma + extra <= mm->cap_vma)
-		return 0;
-	size_t cap = mm->cap_vma ? mm->cap_vma : 16;
-	while (cap < mm->nr_vma + extra)
-		cap *= 2;
-	struct mm_vma **v = realloc(mm->vma, cap * sizeof(*v));
-	if (!v)
-		return mm_nomem(w, "mappings");
-	mm->vma = v;
-	mm->cap_vma = cap;
-	return 0;
 }
 
 struct mm_vma *vma_new(struct mm_world *w, struct mm_space *mm,
@@ -91,23 +84,23 @@ struct mm_vma *vma_new(struct mm_world *w, struct mm_space *mm,
 	return v;
 }
 
-/* Room must have been reserved with vma_reserve(). */
+/* v overlaps no VMA of mm. */
 void vma_insert(struct mm_space *mm, struct mm_vma *v)
 {
-	size_t i = vma_first_after(mm, v->start);
-	memmove(&mm->vma[i + 1], &mm->vma[i], (mm->nr_vma - i) * sizeof(v));
-	mm->vma[i] = v;
-	mm->nr_vma++;
+	avl_insert(&mm->vmas, &v->node, starts_before);
 }
 
 /* Takes the VMA out of the set; the caller unlinks and frees it. */
-void vma_remove(struct mm_space *mm, size_t idx)
+void vma_remove(struct mm_space *mm, struct mm_vma *v)
 {
-	if (mm->hint == mm->vma[idx])
+	if (mm->hint == v)
 		mm->hint = NULL;
-	memmove(&mm->vma[idx], &mm->vma[idx + 1],
-		(mm->nr_vma - idx - 1) * sizeof(mm->vma[0]));
-	mm->nr_vma--;
+	avl_remove(&mm->vmas, &v->node, starts_before);
+}
+
+bool vma_set_consistent(const struct mm_space *mm)
+{
+	return avl_consistent(&mm->vmas, starts_before);
 }
 
 /*
@@ -117,12 +110,9 @@ void vma_remove(struct mm_space *mm, size_t idx)
  */
 int vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 {
-	size_t i = vma_first_after(mm, addr);
-	if (i == mm->nr_vma || mm->vma[i]->start >= addr)
+	struct mm_vma *v = vma_first_after(mm, addr);
+	if (!v || v->start >= addr)
 		return 0;
-	struct mm_vma *v = mm->vma[i];
-	if (vma_reserve(w, mm, 1))
-		return -ENOMEM;
 	struct mm_vma *tail = vma_new(w, mm, v);
 	if (!tail)
 		return -ENOMEM;
@@ -138,10 +128,7 @@ int vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 	v->end = addr;
 	if (v->obj)
 		object_link(v->obj, tail, v);
-	memmove(&mm->vma[i + 2], &mm->vma[i + 1],
-		(mm->nr_vma - i - 1) * sizeof(tail));
-	mm->vma[i + 1] = tail;
-	mm->nr_vma++;
+	vma_insert(mm, tail);
 	return 0;
 }
 
@@ -173,11 +160,11 @@ static bool can_merge(const struct mm_vma *a, const struct mm_vma *b)
 /* Merges the VMAs meeting at boundaries in [start, end], left to right. */
 void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 {
-	size_t i = vma_first_after(mm, start ? start - 1 : 0);
-	while (i + 1 < mm->nr_vma && mm->vma[i]->end <= end) {
-		struct mm_vma *a = mm->vma[i], *b = mm->vma[i + 1];
+	struct mm_vma *a = vma_first_after(mm, start ? start - 1 : 0);
+	while (a && vma_next(a) && a->end <= end) {
+		struct mm_vma *b = vma_next(a);
 		if (!can_merge(a, b)) {
-			i++;
+			a = b;
 			continue;
 		}
 		a->end = b->end;
@@ -185,7 +172,7 @@ void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 			a->anon = b->anon;
 			a->anon_forked = b->anon_forked;
 		}
-		vma_remove(mm, i + 1);
+		vma_remove(mm, b);
 		object_unlink(b);
 		free(b);
 	}
@@ -195,9 +182,8 @@ void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 int vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
 			 uint64_t start, uint64_t end)
 {
-	for (size_t j = vma_first_after(mm, start);
-	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
-		const struct mm_vma *v = mm->vma[j];
+	const struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
 		uint64_t hp = v->huge_shift ? 1ULL << v->huge_shift : 0;
 		if (hp && (max_u64(start, v->start) | min_u64(end, v->end)) &
 				  (hp - 1))

@@ -23,9 +23,10 @@ void mm_world_free(struct mm_world *w)
 	while (w->first) {
 		struct mm_space *mm = w->first;
 		w->first = mm->next;
-		for (size_t i = 0; i < mm->nr_vma; i++)
-			free(mm->vma[i]);
-		free(mm->vma);
+		for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
+			next = vma_next(v);
+			free(v);
+		}
 		free(mm);
 	}
 	for (size_t i = 0; i < w->objects.cap; i++)
@@ -191,7 +192,6 @@ int mm_exit(struct mm_world *w, uint32_t pid)
 	if (w->hint == mm)
 		w->hint = NULL;
 	pt_pool_put(&w->pool, mm->pgd);
-	free(mm->vma);
 	free(mm);
 	return 0;
 }

@@ -82,12 +82,13 @@ int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	if (vma_split(w, mm, start) || vma_split(w, mm, end) ||
 	    mm_zap(w, mm, start, end))
 		return -ENOMEM;
-	size_t i = vma_first_after(mm, start);
-	while (i < mm->nr_vma && mm->vma[i]->start < end) {
-		struct mm_vma *v = mm->vma[i];
-		vma_remove(mm, i);
+	struct mm_vma *v = vma_first_after(mm, start);
+	while (v && v->start < end) {
+		struct mm_vma *next = vma_next(v);
+		vma_remove(mm, v);
 		object_unlink(v);
 		free(v);
+		v = next;
 	}
 	mm_free_pgtables(w, mm, start, end);
 	return 0;
@@ -98,11 +99,12 @@ void mm_teardown(struct mm_world *w, struct mm_space *mm)
 	for (unsigned i = 0; i < PT_ENTRIES; i++)
 		if (mm->pgd->e[i])
 			pt_clear_entry(w, mm->pgd, i);
-	for (size_t i = 0; i < mm->nr_vma; i++) {
-		object_unlink(mm->vma[i]);
-		free(mm->vma[i]);
+	for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
+		next = vma_next(v);
+		object_unlink(v);
+		free(v);
 	}
-	mm->nr_vma = 0;
+	mm->vmas = (struct avl_tree){ 0 };
 	mm->hint = NULL;
 }
 
@@ -111,10 +113,10 @@ void mm_teardown(struct mm_world *w, struct mm_space *mm)
 int mm_dontneed(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		uint64_t end)
 {
-	for (size_t j = vma_first_after(mm, start);
-	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
-		uint64_t lo = max_u64(start, mm->vma[j]->start);
-		uint64_t hi = min_u64(end, mm->vma[j]->end);
+	const struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
+		uint64_t lo = max_u64(start, v->start);
+		uint64_t hi = min_u64(end, v->end);
 		if (mm_zap(w, mm, lo, hi))
 			return -ENOMEM;
 		uint64_t span = MM_SPAN(PT_PTE);
@@ -134,9 +136,8 @@ int mm_dontneed(struct mm_world *w, struct mm_space *mm, uint64_t start,
 int mm_remove(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	      uint64_t end)
 {
-	for (size_t j = vma_first_after(mm, start);
-	     j < mm->nr_vma && mm->vma[j]->start < end; j++) {
-		struct mm_vma *v = mm->vma[j];
+	const struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
 		uint64_t lo = vma_offset(v, max_u64(start, v->start));
 		uint64_t hi = lo + (min_u64(end, v->end) - max_u64(start, v->start));
 		for (struct mm_vma *s = v->obj->first; s; s = s->obj_next) {

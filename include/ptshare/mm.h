@@ -220,6 +220,12 @@ struct mm_vma_info {
  * non-zero, and returns that value (0 when it went through them all). */
 int mm_proc_vmas(const struct mm_world *w, uint32_t pid,
 		 int (*fn)(const struct mm_vma_info *vma, void *arg), void *arg);
+/* The same for the mappings meeting [start, end) only: a lookup, not a
+ * walk of every mapping. */
+int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
+		    uint64_t end,
+		    int (*fn)(const struct mm_vma_info *vma, void *arg),
+		    void *arg);
 
 /* Checks every invariant; 0 when they hold, else -EUCLEAN and the error says
  * which.  Costs a walk of every table: for tests. */

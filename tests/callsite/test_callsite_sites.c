@@ -25,13 +25,13 @@ static void test_ranges_set(void **state)
 	assert_int_equal(site_ranges_at(&s, 0x2fff), 2);
 	assert_int_equal(site_ranges_at(&s, 0x3000), 1);
 	assert_int_equal(site_ranges_at(&s, 0x5000), 0);
-	assert_int_equal(s.n, 3);
+	assert_int_equal(s.t.n, 3);
 	/* unmapped across two ranges, then mapped over all by another call */
 	assert_int_equal(site_ranges_set(&s, 0x0000, 0x2800, 0), 0);
 	assert_int_equal(site_ranges_at(&s, 0x1000), 0);
 	assert_int_equal(site_ranges_at(&s, 0x2800), 2);
 	assert_int_equal(site_ranges_set(&s, 0x2000, 0x6000, 7), 0);
-	assert_int_equal(s.n, 1);
+	assert_int_equal(s.t.n, 1);
 	assert_int_equal(site_ranges_at(&s, 0x4000), 7);
 	struct site_ranges child = { 0 };
 	assert_int_equal(site_ranges_copy(&child, &s), 0);
