@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#define _GNU_SOURCE /* struct mmsghdr, in recv.h */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

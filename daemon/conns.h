@@ -2,9 +2,8 @@
 /*
  * The daemon's open connections, one per traced process image: found by
  * the ingest's connection id (where an ack goes) and by the peer's pid (an
- * exec's old image), and listed (to read them all).  Each has the space the
- * ring receives its next packet in.  Only the open ones are kept, however
- * many a run has had (docs/daemon.md, Hostile clients).
+ * exec's old image), and listed (to read them all).  Only the open ones
+ * are kept, however many a run has had (docs/daemon.md, Hostile clients).
  */
 #ifndef PTSHARED_CONNS_H
 #define PTSHARED_CONNS_H
@@ -13,7 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "recv.h"
 #include "uffd.h"
 
 struct conn {
@@ -23,8 +21,6 @@ struct conn {
 	uint32_t uid;
 	unsigned inflight;  /* ring requests that use it: freed only at 0 */
 	bool closing;       /* ended; waiting for its requests to finish */
-	struct msghdr msg;  /* of the ring's recvmsg, into rx */
-	struct packet_space rx;
 	struct uffd uf;     /* the process's userfaultfd, if it sent one */
 };
 

@@ -12,6 +12,7 @@
 
 #include "access.h"
 #include "loop.h"
+#include "recv.h"
 
 #define SQ_ENTRIES 512
 #define CQ_ENTRIES 4096
@@ -28,11 +29,14 @@
 /* A request's kind rides in the low bits of its user data, beside the
  * connection (or report client) it is for: allocations are aligned as
  * max_align_t. */
-enum req { REQ_ACCEPT = 1, REQ_ACCEPT_RETRY, REQ_RECV, REQ_TIMER, REQ_SIGNAL,
+enum req { REQ_ACCEPT = 1, REQ_ACCEPT_RETRY, REQ_READABLE, REQ_TIMER, REQ_SIGNAL,
 	   REQ_CANCEL, REQ_UFFD, REQ_REPORT };
 #define REQ_MASK 15u
 _Static_assert(alignof(max_align_t) > REQ_MASK, "connections carry the kind");
 
+/* The queue fills only when many connections open at the end of a batch:
+ * what it holds is submitted then, which is safe since no request reads
+ * a packet (see arm_readable). */
 static struct io_uring_sqe *sqe_get(struct loop *l)
 {
 	struct io_uring_sqe *s;
@@ -64,14 +68,19 @@ static void arm_accept_retry(struct loop *l)
 	own(l, s, REQ_ACCEPT_RETRY, NULL);
 }
 
-/* MSG_TRUNC: the result is the packet's real length, so an oversized one
- * reaches the ingest as what it is (malformed), never cut to a record. */
-static void arm_recv(struct loop *l, struct conn *c)
+/* A wait until c has something to read, never a read: every packet is
+ * read synchronously (drain_conn), so packets reach the ingest in the
+ * order they were sent.  A ring read of one packet could complete, and
+ * hold that packet in a completion not yet handled, while the connection
+ * is read on directly (at a checkpoint, before a fault, when the ring is
+ * submitted early for want of room): its later packets, a HELLO's first
+ * records, would then come before it.  Single-shot, and armed only after
+ * a drain: what is still queued then fires it at once. */
+static void arm_readable(struct loop *l, struct conn *c)
 {
 	struct io_uring_sqe *s = sqe_get(l);
-	recv_prepare(&c->msg, &c->rx);
-	io_uring_prep_recvmsg(s, c->fd, &c->msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
-	own(l, s, REQ_RECV, c);
+	io_uring_prep_poll_add(s, c->fd, POLLIN);
+	own(l, s, REQ_READABLE, c);
 }
 
 /* Multishot: one completion per wake-up of the userfaultfd, which must be
@@ -341,10 +350,10 @@ static void conn_open(struct loop *l, int fd)
 		return;
 	}
 	if (!l->stopping)
-		arm_recv(l, c);
+		arm_readable(l, c);
 }
 
-static void received(struct loop *l, struct conn *c, int res)
+static void readable(struct loop *l, struct conn *c, int res)
 {
 	if (c->closing) {
 		if (!c->inflight)
@@ -353,17 +362,15 @@ static void received(struct loop *l, struct conn *c, int res)
 	}
 	if (res == -ECANCELED) /* the end of the run: loop_drain reads on */
 		return;
-	bool open = res >= 0 ? packet_in(l, c, c->rx.data, (size_t)res, &c->msg)
-			     : res == -EINTR || res == -EAGAIN;
-	if (!open) {
+	if (res < 0 && res != -EINTR && res != -EAGAIN) {
 		conn_end(l, c);
 		return;
 	}
-	/* A process that sends one record usually sends more: what is queued
-	 * already is read now, in bursts, rather than a ring round trip and a
-	 * system call per packet. */
-	if (!l->stopping && drain_conn(l, c, READ_ON_MAX))
-		arm_recv(l, c);
+	/* Read in bursts, up to READ_ON_MAX packets: a process that keeps
+	 * sending cannot hold the loop, and what it left queued fires the
+	 * next wait at once. */
+	if (drain_conn(l, c, READ_ON_MAX) && !l->stopping)
+		arm_readable(l, c);
 }
 
 /* Opened once the batch is done (see conn_open). */
@@ -515,8 +522,8 @@ static void complete(struct loop *l, const struct io_uring_cqe *cqe)
 	case REQ_ACCEPT_RETRY:
 		accept_again(l);
 		break;
-	case REQ_RECV:
-		received(l, c, cqe->res);
+	case REQ_READABLE:
+		readable(l, c, cqe->res);
 		break;
 	case REQ_TIMER:
 		ticked(l, cqe->res);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The daemon's event loop: one io_uring ring, one thread.  Every wait is a
- * ring request: a multishot accept on the listening socket, one recvmsg per
- * connection (a packet at a time), the checkpoint timer, a read of the
+ * ring request: a multishot accept on the listening socket, a poll of each
+ * connection until it can be read (which it then is, synchronously), the
+ * checkpoint timer, a read of the
  * signalfd that ends the run, a multishot poll of each process's
  * userfaultfd, and the live reports' accept and requests.  Acks go out as
  * they are made, with non-blocking sends: a peer that is full or gone
