@@ -48,12 +48,7 @@ static int do_op(struct mm_world *w, const struct op *o)
 	case OP_ADVISE:
 		return mm_advise(w, o->pid, o->addr, o->len, o->arg);
 	case OP_POPULATE: /* the kernel faults every page in */
-		for (uint64_t a = o->addr; a < o->addr + o->len; a += o->step) {
-			int r = mm_fault(w, o->pid, a, o->arg);
-			if (r < 0)
-				return r;
-		}
-		return 0;
+		return mm_fault_range(w, o->pid, o->addr, o->len, o->arg);
 	}
 	return -EINVAL;
 }

@@ -40,6 +40,29 @@ int mm_populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 	return 1;
 }
 
+/* The VMA a fault at addr is in, when it allows the access (else NULL,
+ * *err the refusal), ready to take the page. */
+static struct mm_vma *fault_vma(struct mm_world *w, struct mm_space *mm,
+				uint64_t addr, bool write, int *err)
+{
+	struct mm_vma *v = addr < MM_TASK_SIZE ? vma_find(mm, addr) : NULL;
+	if (!v) {
+		*err = mm_fail(w, -EFAULT, "fault at %#llx outside any mapping",
+			       (unsigned long long)addr);
+		return NULL;
+	}
+	if (write ? !(v->prot & MM_PROT_WRITE) : !v->prot) {
+		*err = mm_fail(w, -EACCES, "%s fault at %#llx not allowed by "
+			       "the protection", write ? "write" : "read",
+			       (unsigned long long)addr);
+		return NULL;
+	}
+	/* A write to a private page is a copy-on-write: anon_vma_prepare(). */
+	if (write && !(v->flags & MM_VMA_SHARED) && !v->anon)
+		v->anon = ++w->next_anon;
+	return v;
+}
+
 int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 {
 	int r = mm_begin(w);
@@ -48,21 +71,75 @@ int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 	struct mm_space *mm = mm_lookup(w, pid);
 	if (!mm)
 		return -ESRCH;
-	struct mm_vma *v = addr < MM_TASK_SIZE ? vma_find(mm, addr) : NULL;
+	struct mm_vma *v = fault_vma(w, mm, addr, write, &r);
 	if (!v)
-		return mm_fail(w, -EFAULT, "fault at %#llx outside any mapping",
-			       (unsigned long long)addr);
-	if (write ? !(v->prot & MM_PROT_WRITE) : !v->prot)
-		return mm_fail(w, -EACCES, "%s fault at %#llx not allowed by "
-			       "the protection", write ? "write" : "read",
-			       (unsigned long long)addr);
-	/* A write to a private page is a copy-on-write: anon_vma_prepare(). */
-	if (write && !(v->flags & MM_VMA_SHARED) && !v->anon)
-		v->anon = ++w->next_anon;
+		return r;
 	r = mm_populate(w, mm, v, addr, false);
 	if (r > 0)
 		mm->c.faults++;
 	return r;
+}
+
+/*
+ * The pages of [start, end) in v made present as faults one by one would
+ * make them; *faults counts those that were not.  Small pages a PTE table
+ * at a time: the walk the first page of the table's span would make (it
+ * allocates, or finds a sharer's table, for the rest), then its bits.
+ */
+static int populate_in(struct mm_world *w, struct mm_space *mm,
+		       struct mm_vma *v, uint64_t start, uint64_t end,
+		       uint64_t *faults)
+{
+	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
+	for (uint64_t a = start, next; a < end; a = next) {
+		next = min_u64(align_down(a, unit) + unit, end);
+		if (v->huge_shift) {
+			int r = mm_populate(w, mm, v, a, false);
+			if (r < 0)
+				return r;
+			*faults += (uint64_t)r;
+			continue;
+		}
+		struct pt_table *t;
+		int r = pt_walk_alloc(w, mm, v, a, PT_PTE, &t, NULL);
+		if (r < 0)
+			return r;
+		if (r) /* a huge leaf maps the span: every page is present */
+			continue;
+		uint64_t sb = align_down(a, unit);
+		unsigned lo = (a - sb) >> MM_PAGE_SHIFT, hi = (next - sb) >> MM_PAGE_SHIFT;
+		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
+			uint64_t bits = pt_mask_word(lo, hi, k) & ~t->e[k];
+			*faults += __builtin_popcountll(bits);
+			t->e[k] |= bits;
+		}
+	}
+	return 0;
+}
+
+int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
+		   uint64_t len, bool write)
+{
+	int r = mm_begin(w);
+	if (r)
+		return r;
+	struct mm_space *mm = mm_lookup(w, pid);
+	if (!mm)
+		return -ESRCH;
+	if (!len)
+		return 0;
+	if ((r = mm_check_range(w, addr, len)))
+		return r;
+	uint64_t faults = 0;
+	for (uint64_t a = addr, end = addr + len; a < end && !r;) {
+		struct mm_vma *v = fault_vma(w, mm, a, write, &r);
+		if (v) {
+			r = populate_in(w, mm, v, a, min_u64(end, v->end), &faults);
+			a = v->end;
+		}
+	}
+	mm->c.faults += faults;
+	return r < 0 ? r : faults > INT_MAX ? INT_MAX : (int)faults;
 }
 
 /* Runs sorted, aligned and inside the window; hugetlb pages whole. */

@@ -157,6 +157,17 @@ int mm_advise(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
  * already present in the table the process uses. */
 int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write);
 
+/*
+ * Faults every page of [addr, addr + len) in order, exactly as mm_fault()
+ * on each page would (MAP_POPULATE, MADV_POPULATE_*), but a PTE table's
+ * pages at a time: one walk per 2 MiB, not per page.  Returns how many
+ * pages were faults, or the error of the first page mm_fault() would
+ * refuse, the pages before it faulted in.  len 0 does nothing, as
+ * madvise() does.
+ */
+int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
+		   uint64_t len, bool write);
+
 /* The pages of [start, end) that are populated are exactly those in runs
  * (sorted, non-overlapping, inside [start, end)).  Returns the number of
  * pages newly seen present. */
