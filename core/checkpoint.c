@@ -188,6 +188,18 @@ static bool runs_fit_vmpte(const struct ck_accum *ck,
 	return true;
 }
 
+/* A process gone with no connection to tell us more.  One that never had
+ * a connection is a forked child whose connection may still be queued
+ * behind its parent's records: it is given until a second reading finds
+ * it gone. */
+static void reading_found_gone(struct session *s)
+{
+	if (s->conn)
+		return;
+	if (s->connected || ++s->gone_unconnected >= 2)
+		s->gone = true;
+}
+
 /* The end of a reading: the worlds take it, and the session keeps what
  * the kernel said beside what the model says. */
 static void ck_end(struct ingest *g, struct session *s,
@@ -200,7 +212,9 @@ static void ck_end(struct ingest *g, struct session *s,
 		s->last.resyncs++;
 		g->stream.resyncs++;
 	}
-	if (e->err || !s->in_model)
+	if (e->err == -ESRCH)
+		reading_found_gone(s);
+	if (session_end_if_over(g, s) || e->err || !s->in_model)
 		return;
 	if (!runs_fit_vmpte(ck, e)) { /* refused, not read again */
 		s->in_checkpoint = true;
@@ -240,7 +254,9 @@ static void adopt(struct ingest *g, struct session *s)
 	if (s->in_model || !s->hello_seq || !enter_model(g, s, 0))
 		return;
 	s->hello_seq = 0;
+	s->adopted = true;
 	release_held(g, s, NULL);
+	held_released(g, s); /* the reading's end may end it (ck_end) */
 }
 
 void apply_checkpoint(struct ingest *g, struct session *s,
@@ -262,17 +278,18 @@ void apply_checkpoint(struct ingest *g, struct session *s,
 	struct ck_accum *ck = &s->ck;
 	switch (h->type) {
 	case PTS_CK_BEGIN:
-		adopt(g, s);
 		*ck = (struct ck_accum){ .open = true, .vma = ck->vma,
 					 .cap_vma = ck->cap_vma, .run = ck->run,
 					 .cap_run = ck->cap_run,
 					 .reason = ((const struct pts_ck_begin *)h)->reason,
 					 .begun_ns = h->time_ns };
+		adopt(g, s); /* inside the reading: its held EXIT reads nothing */
 		return;
 	case PTS_CK_VMAS: {
 		const struct pts_ck_vmas *r = (const struct pts_ck_vmas *)h;
-		if (!ck->open || grow_array((void **)&ck->vma, &ck->cap_vma,
-					    ck->nvma + r->n, sizeof(*ck->vma)))
+		if (!ck->open || !r->n ||
+		    grow_array((void **)&ck->vma, &ck->cap_vma, ck->nvma + r->n,
+			       sizeof(*ck->vma)))
 			return;
 		memcpy(ck->vma + ck->nvma, r->vma, r->n * sizeof(*ck->vma));
 		ck->nvma += r->n;

@@ -202,6 +202,27 @@ static void session_end(struct ingest *g, struct session *s)
 	session_free(s);
 }
 
+/*
+ * Whether nothing more can come for s: its connection is closed, it runs
+ * no more, and it waits for no parent's PTS_FORK.  A forked child's two
+ * halves, its parent's PTS_FORK and its own connection, come by different
+ * sockets in either order, and the child may be gone before the second is
+ * read: whichever comes last ends it, so that its records and its line in
+ * the report stay one.
+ */
+static bool session_over(const struct session *s)
+{
+	return !s->conn && !s->hello_seq && s->gone;
+}
+
+bool session_end_if_over(struct ingest *g, struct session *s)
+{
+	if (!session_over(s))
+		return false;
+	session_end(g, s);
+	return true;
+}
+
 /* A record the model or the protocol refused: counted, and the process
  * will be read again from /proc. */
 void session_refused(struct ingest *g, struct session *s, const char *why)
@@ -405,6 +426,10 @@ static void fork_child(struct ingest *g, struct session *parent,
 		       const struct pts_fork *r, struct ingest_action *act)
 {
 	struct session *c = session_of(g, r->child);
+	if (c && c->adopted) { /* read from /proc already: nothing to copy */
+		c->adopted = false;
+		return;
+	}
 	if (c && c->in_model) {
 		session_refused(g, parent, "fork of a pid already known");
 		return;
@@ -425,6 +450,8 @@ static void fork_child(struct ingest *g, struct session *parent,
 		ack(act, c->conn, c->hello_seq);
 		c->hello_seq = 0;
 		release_held(g, c, act);
+		held_released(g, c);
+		session_end_if_over(g, c);
 	}
 }
 
@@ -458,11 +485,15 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 	case PTS_EXIT:
 		s->exiting = true;
 		/* The first to leave: read everyone while they are all here, so
-		 * the peak sees the pages they touched since the last timer. */
-		if (g->live && now_ns() - g->full_read_ns > FULL_READ_GAP_NS)
-			ingest_checkpoint_all(g, PTS_CK_TIMER);
-		if (g->live && s->in_model)
-			checkpoint_read(g, s, PTS_CK_EXIT);
+		 * the peak sees the pages they touched since the last timer.
+		 * Not while a reading of it is open (adopt() released its held
+		 * records): that reading is the last. */
+		if (g->live && !s->ck.open) {
+			if (now_ns() - g->full_read_ns > FULL_READ_GAP_NS)
+				ingest_checkpoint_all(g, PTS_CK_TIMER);
+			if (s->in_model)
+				checkpoint_read(g, s, PTS_CK_EXIT);
+		}
 		ack(act, conn, h->seq);
 		return;
 	case PTS_LOST:
@@ -492,26 +523,46 @@ static void conn_open(struct ingest *g, uint32_t conn,
 	if (s->conn)
 		conn_unbind(g, s->conn);
 	s->conn = conn;
+	s->connected = true;
+	s->conn_closed = false;
 	s->next_seq = 1;
 	s->applied_seq = 0;
 	s->malformed_run = 0;
 	g->conn[g->nconn++] = (struct conn_of){ conn, s };
 }
 
-/* outlived: the process still runs (it closed our socket, or exec'd). */
+/* An exec closes the old image's socket; the new image says HELLO.  A
+ * program that closed every fd lives on, followed from /proc. */
+static void conn_unbind_closed(struct ingest *g, struct session *s)
+{
+	conn_unbind(g, s->conn);
+	s->conn = 0;
+	s->conn_closed = false;
+	if (!s->gone && !s->exec_pending)
+		s->untraced = true;
+}
+
+/* outlived: the process still runs (it closed our socket, or exec'd).  A
+ * forked child's records held for its parent's PTS_FORK came by the
+ * connection, and are applied as of it: it stays bound until then. */
 static void conn_close(struct ingest *g, uint32_t conn, bool outlived)
 {
 	struct session *s = session_of_conn(g, conn);
 	if (!s)
 		return;
-	conn_unbind(g, conn);
-	s->conn = 0;
-	/* An exec closes the old image's socket; the new image says HELLO.  A
-	 * program that closed every fd lives on, followed from /proc. */
-	if (!outlived || s->exiting)
-		session_end(g, s);
-	else if (!s->exec_pending)
-		s->untraced = true;
+	s->gone |= !outlived || s->exiting;
+	if (s->hello_seq) {
+		s->conn_closed = true;
+		return;
+	}
+	conn_unbind_closed(g, s);
+	session_end_if_over(g, s);
+}
+
+void held_released(struct ingest *g, struct session *s)
+{
+	if (s->conn_closed)
+		conn_unbind_closed(g, s);
 }
 
 void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
@@ -701,19 +752,12 @@ size_t ingest_live(const struct ingest *g)
 	return g->nsess;
 }
 
-void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason)
-{
-	struct session *s = session_of(g, pid);
-	if (s && s->in_model && g->live)
-		checkpoint_read(g, s, reason);
-}
-
 /*
  * Every process, now: the timer's checkpoint, and the end of a run's.  A
  * process whose image did not say HELLO after an exec (a static or setuid
  * program) is followed from /proc alone; a forked child whose parent's
  * PTS_FORK never came enters the model as it is now; a process gone
- * without a connection to tell us ends here.
+ * without a connection to tell us ends (see ck_end).
  */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 {
@@ -726,17 +770,15 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 		return;
 	g->full_read_ns = start;
 	for (size_t i = 0; i < g->nsess && g->live;) {
+		/* A reading may end the process's session (ck_end), the only
+		 * one that can end meanwhile. */
 		struct session *s = g->sess[i];
-		int r = 0;
+		size_t n = g->nsess;
 		if (s->hello_seq && !s->in_model)
 			checkpoint_read(g, s, PTS_CK_RESYNC); /* see adopt() */
-		if (s->in_model)
-			r = checkpoint_read(g, s, reason);
-		if (r == -ESRCH && !s->conn) {
-			session_end(g, s);
-			continue;
-		}
-		i++;
+		if (g->nsess == n && s->in_model)
+			checkpoint_read(g, s, reason);
+		i += g->nsess == n;
 	}
 	g->full_read_cost_ns = now_ns() - start;
 }

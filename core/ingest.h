@@ -67,9 +67,8 @@ enum ingest_refusal {
 /* A connection refused: the report counts them. */
 void ingest_refused(struct ingest *g, enum ingest_refusal why);
 
-/* Reads pid's /proc now and applies it as checkpoint records: what the
- * daemon does when an action asks, and on its timer for every process. */
-void ingest_checkpoint(struct ingest *g, int32_t pid, uint32_t reason);
+/* Reads every process's /proc now and applies it as checkpoint records:
+ * on the daemon's timer, and at the end of a run. */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason);
 
 /* A page fault of pid seen on its userfaultfd (PTS_FAULT_* flags). */

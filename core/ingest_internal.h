@@ -45,6 +45,11 @@ struct session {
 	bool exec_pending;       /* PTS_EXEC sent, the new image not yet seen */
 	bool exiting;            /* PTS_EXIT sent */
 	bool untraced;           /* lives without a shim */
+	bool connected;          /* a connection of it was opened */
+	bool conn_closed;        /* conn closed, its held records still to come */
+	bool gone;               /* it runs no more: see session_over() */
+	uint8_t gone_unconnected; /* readings that found it gone, unconnected */
+	bool adopted;            /* taken from /proc before its parent's PTS_FORK */
 	char name[REPORT_NAME_MAX];
 	struct report_final last; /* its last checkpoint */
 	struct ck_accum ck;
@@ -110,6 +115,11 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 void session_refused(struct ingest *g, struct session *s, const char *why);
 void ingest_capture_peak(struct ingest *g);
 bool enter_model(struct ingest *g, struct session *s, int32_t parent);
+/* Ends s's session when nothing more can come for it: true if it did (s
+ * is freed). */
+bool session_end_if_over(struct ingest *g, struct session *s);
+/* Its held records applied: a connection that closed meanwhile ends. */
+void held_released(struct ingest *g, struct session *s);
 void release_held(struct ingest *g, struct session *s, struct ingest_action *act);
 int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 

@@ -4,6 +4,7 @@
  * session life cycle, the records becoming model operations, checkpoint
  * records reconciling the model, and hostile input refused.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,7 +97,8 @@ static void checkpoint(struct fixture *f, int32_t pid,
 	r.h = (struct pts_hdr){ .type = PTS_CK_BEGIN, .size = sizeof(r.b) };
 	assert_int_equal(ingest_replay(f->g, pid, 0, &r, sizeof(r.b)), 0);
 	r.vmas.n = (uint32_t)nv;
-	memcpy(r.vmas.vma, v, nv * sizeof(*v));
+	if (nv)
+		memcpy(r.vmas.vma, v, nv * sizeof(*v));
 	size_t size = sizeof(r.vmas) + nv * sizeof(*v);
 	r.h = (struct pts_hdr){ .type = PTS_CK_VMAS, .size = (uint16_t)size };
 	assert_int_equal(ingest_replay(f->g, pid, 0, &r, size), 0);
@@ -111,6 +113,32 @@ static void checkpoint(struct fixture *f, int32_t pid,
 	r.e.stable = 1;
 	r.h = (struct pts_hdr){ .type = PTS_CK_END, .size = sizeof(r.e) };
 	assert_int_equal(ingest_replay(f->g, pid, 0, &r, sizeof(r.e)), 0);
+}
+
+/* A reading that found the process gone. */
+static void checkpoint_gone(struct fixture *f, int32_t pid)
+{
+	struct pts_ck_begin b = { .h = { .type = PTS_CK_BEGIN, .size = sizeof(b) },
+				  .pid = pid, .reason = PTS_CK_TIMER };
+	struct pts_ck_end e = { .h = { .type = PTS_CK_END, .size = sizeof(e) },
+				.vmpte_kb = -1, .err = -ESRCH };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &b, sizeof(b)), 0);
+	assert_int_equal(ingest_replay(f->g, pid, 0, &e, sizeof(e)), 0);
+}
+
+/* The report's one line for pid: there is exactly one. */
+static const struct report_final *final_of_pid(const struct report *r,
+					       int32_t pid)
+{
+	const struct report_final *found = NULL;
+	for (size_t i = 0; i < r->nfinals; i++) {
+		if (r->finals[i].proc.pid != (uint32_t)pid)
+			continue;
+		assert_null(found);
+		found = &r->finals[i];
+	}
+	assert_non_null(found);
+	return found;
 }
 
 static void mmap_rec(struct fixture *f, uint32_t conn, uint64_t addr,
@@ -183,6 +211,81 @@ static void child_before_fork(void **state)
 	assert_int_equal(mm_proc_stats(f->ws.w[0], 201, &s), 0);
 	assert_int_equal(s.vmas, 1); /* inherited and held mappings merged */
 	assert_int_equal(s.mapped_bytes, 4 * MIB);
+}
+
+/* A forked child whose HELLO, mapping and EXIT all came, and whose
+ * connection closed, before its parent's PTS_FORK: its records are held,
+ * and applied by its connection when the fork comes; one line, every
+ * record counted. */
+static void child_done_before_fork(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 210, 0, &act);
+	uint32_t c2 = hello(f, 211, PTS_HELLO_FORKED, &act);
+	mmap_rec(f, c2, BASE, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	struct pts_exit ex = { .status = 0 };
+	send_rec(f, c2, &ex, PTS_EXIT, sizeof(ex), &act);
+	ingest_disconnect(f->g, c2);
+	assert_true(final_of_pid(ingest_report(f->g), 211)->alive); /* held */
+	struct pts_fork fk = { .child = 211 };
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	assert_int_equal(tables(f, 0, 211), UINT64_MAX); /* over: gone */
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(final_of_pid(r, 211)->records, 3);
+	assert_int_equal(r->stream.records, 5);
+	assert_int_equal(r->stream.refused, 0);
+}
+
+/* A forked child a reading found gone before its connection was read (it
+ * is queued behind its parent's records): the connection still finds its
+ * session, once; a second reading without it ends the session. */
+static void child_gone_before_connect(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 220, 0, &act);
+	struct pts_fork fk = { .child = 221 };
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	fk.child = 222;
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	checkpoint_gone(f, 221);
+	checkpoint_gone(f, 222);
+	checkpoint_gone(f, 222);
+	const struct report *r = ingest_report(f->g);
+	assert_false(final_of_pid(r, 222)->alive);
+	assert_int_equal(final_of_pid(r, 222)->records, 0);
+	assert_true(final_of_pid(r, 221)->alive);
+
+	uint32_t c2 = hello(f, 221, PTS_HELLO_FORKED, &act);
+	assert_int_equal(act.nack, 1); /* its parent's fork came long ago */
+	assert_int_equal(act.ack[0].conn, c2);
+	mmap_rec(f, c2, BASE, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	struct pts_exit ex = { .status = 0 };
+	send_rec(f, c2, &ex, PTS_EXIT, sizeof(ex), &act);
+	ingest_disconnect(f->g, c2);
+	r = ingest_report(f->g);
+	assert_false(final_of_pid(r, 221)->alive);
+	assert_int_equal(final_of_pid(r, 221)->records, 3);
+	assert_int_equal(r->stream.lost + r->stream.refused + r->stream.malformed, 0);
+}
+
+/* A child read from /proc before its parent's PTS_FORK came (the timer
+ * adopts it): the late fork is no refusal. */
+static void child_adopted_before_fork(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 230, 0, &act);
+	hello(f, 231, PTS_HELLO_FORKED, &act);
+	checkpoint(f, 231, NULL, 0, NULL, 0, 0);
+	assert_int_equal(tables(f, 0, 231), 0); /* in the model, as read */
+	struct pts_fork fk = { .child = 231 };
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	assert_int_equal(ingest_report(f->g)->stream.refused, 0);
+	/* a second fork of a pid the model has is still refused */
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	assert_int_equal(ingest_report(f->g)->stream.refused, 1);
 }
 
 /* Records that are malformed, out of order or from an unknown connection
@@ -299,6 +402,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(child_before_fork, setup, teardown),
+		cmocka_unit_test_setup_teardown(child_done_before_fork, setup, teardown),
+		cmocka_unit_test_setup_teardown(child_gone_before_connect, setup, teardown),
+		cmocka_unit_test_setup_teardown(child_adopted_before_fork, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(reconcile_from_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(record_after_checkpoint, setup, teardown),
