@@ -26,22 +26,6 @@ struct site {
 	int line;
 };
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0;
-	assert_non_null(f);
-	FILE *m = open_memstream(&buf, &len);
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	fclose(m);
-	return buf;
-}
-
 static bool ends_with(const char *s, const char *end)
 {
 	size_t a = s ? strlen(s) : 0, b = strlen(end);
@@ -118,24 +102,19 @@ static void test_call_sites(void **state)
 	/* Moved by mremap in move_shared: still make_shared's. */
 	assert_true(assert_site(doc, "shmem", &sites[2]) >= 1);
 
-	char *report = slurp(text), want[128];
+	char *report = file_read(text, NULL), want[128];
 	snprintf(want, sizeof(want), "created at make_private (callsite_subject.c:%d)\n",
 		 sites[0].line);
 	if (!strstr(report, want))
 		fail_msg("no '%s' in the text report:\n%s", want, report);
 
-	const char *replay[] = { PTSHARE_PATH, "replay", trace, "--json", again, NULL };
-	struct cmd r;
-	assert_int_equal(cmd_run(&r, replay, NULL), 0);
-	char *live = slurp(json), *replayed = slurp(again);
-	assert_string_equal(live, replayed);
+	assert_replay_same(PTSHARE_PATH, trace, "--json", json, again);
 
 	const char *files[] = { "run.json", "run.trace", "run.txt", "replay.json", NULL };
 	tmp_remove(dir, files);
 	jr_free(doc);
 	cmd_free(&c);
-	cmd_free(&r);
-	free(report), free(live), free(replayed);
+	free(report);
 	free(json), free(trace), free(text), free(again);
 }
 

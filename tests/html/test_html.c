@@ -31,25 +31,6 @@
 /* A blank page of that size is about 6 kB of PNG; the report's, 100 kB. */
 #define PNG_MIN 40000
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0;
-	if (!f)
-		fail_msg("%s: %s", path, strerror(errno));
-	FILE *m = open_memstream(&buf, &n);
-	char chunk[4096];
-	size_t k;
-	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, k, m);
-	fclose(f);
-	fclose(m);
-	if (len)
-		*len = n;
-	return buf;
-}
-
 static size_t count(const char *text, const char *what)
 {
 	size_t n = 0;
@@ -174,7 +155,7 @@ static void assert_private(const char *path)
 static void assert_screenshot(const char *path)
 {
 	size_t len;
-	unsigned char *png = (unsigned char *)slurp(path, &len);
+	unsigned char *png = (unsigned char *)file_read(path, &len);
 	assert_true(len > PNG_MIN);
 	assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
 	assert_memory_equal(png + 12, "IHDR", 4);
@@ -207,7 +188,7 @@ static void test_run_and_replay(void **state)
 	cmd_free(&c);
 	assert_private(html);
 
-	char *page = slurp(html, NULL), *report = slurp(json, NULL);
+	char *page = file_read(html, NULL), *report = file_read(json, NULL);
 	char *embedded = embedded_json(page);
 	assert_string_equal(embedded, report);
 	struct jr_value *doc = report_read(json);
@@ -223,16 +204,12 @@ static void test_run_and_replay(void **state)
 	assert_screenshot(png);
 	printf("screenshot of the run's HTML report: %s\n", png);
 
-	const char *replay[] = { PTSHARE_PATH, "replay", trace, "--html", again, NULL };
-	assert_int_equal(cmd_run(&c, replay, NULL), 0);
-	cmd_free(&c);
-	char *replayed = slurp(again, NULL);
-	assert_string_equal(replayed, page);
+	assert_replay_same(PTSHARE_PATH, trace, "--html", html, again);
 
 	const char *files[] = { "run.json", "run.html", "run.trace", "replay.html", NULL };
 	tmp_remove(dir, files);
 	jr_free(doc);
-	free(dom), free(page), free(report), free(embedded), free(replayed);
+	free(dom), free(page), free(report), free(embedded);
 	free(json), free(html), free(trace), free(again);
 }
 
@@ -248,7 +225,7 @@ static void test_snapshot(void **state)
 	assert_int_equal(cmd_run(&c, snap, NULL), 0);
 	cmd_free(&c);
 	assert_private(html);
-	char *page = slurp(html, NULL), *json = embedded_json(page);
+	char *page = file_read(html, NULL), *json = embedded_json(page);
 	struct jr_value *doc = jr_parse(json, strlen(json), NULL);
 	assert_non_null(doc);
 	assert_string_equal(jr_path_str(doc, "command"), "snapshot");

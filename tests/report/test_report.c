@@ -109,21 +109,6 @@ static int64_t assert_live(const struct jr_value *doc, const long pids[WORKERS +
 	return jr_path_i64(report_final(doc, pids[0]), "vmpte_kb", -1);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	int ch;
-	while ((ch = fgetc(f)) != EOF)
-		fputc(ch, m);
-	fclose(f);
-	fclose(m);
-	return text;
-}
-
 static void test_live(void **state)
 {
 	char dir[64];
@@ -182,7 +167,7 @@ static void test_live(void **state)
 	struct stat st;
 	assert_int_equal(stat(text, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	char *said = slurp(text);
+	char *said = file_read(text, NULL);
 	const char *head = "ptshare run: 4 processes modelled at the peak, 4 seen in all\n";
 	if (strncmp(said, head, strlen(head)))
 		fail_msg("the text report begins otherwise:\n%s", said);
@@ -202,18 +187,13 @@ static void test_live(void **state)
 	assert_int_equal(jr_path_i64(doc, "stream.malformed", -1), 0);
 	assert_true(jr_path_i64(report_process(doc, pids[0]), "vmpte_kb", -1) >= after);
 	jr_free(doc);
-	const char *replay[] = { PTSHARE_PATH, "replay", trace, "--json", again, NULL };
-	struct cmd r;
-	assert_int_equal(cmd_run(&r, replay, NULL), 0);
-	char *live = slurp(json), *replayed = slurp(again);
-	assert_string_equal(live, replayed);
+	assert_replay_same(PTSHARE_PATH, trace, "--json", json, again);
 
 	const char *files[] = { "run.json", "run.trace", "replay.json", "live.txt",
 				NULL };
 	tmp_remove(dir, files);
 	cmd_free(&c);
-	cmd_free(&r);
-	free(first), free(second), free(known), free(said), free(live), free(replayed);
+	free(first), free(second), free(known), free(said);
 	free(json), free(trace), free(again), free(text), free(sock);
 }
 

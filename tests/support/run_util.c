@@ -309,6 +309,44 @@ void cleanup_leftovers(void)
 		}
 }
 
+char *file_read(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0;
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	FILE *m = open_memstream(&buf, &n);
+	char chunk[4096];
+	size_t k;
+	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, k, m);
+	fclose(f);
+	fclose(m);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+void assert_replay_same(const char *ptshare, const char *trace,
+			const char *format, const char *ran, const char *out)
+{
+	const char *argv[] = { ptshare, "replay", trace, format, out, NULL };
+	struct cmd c;
+	size_t ln, rn;
+	int status = cmd_run(&c, argv, NULL);
+	if (status)
+		fail_msg("ptshare replay exited %d:\n%s", status, c.text[1]);
+	cmd_free(&c);
+	char *l = file_read(ran, &ln), *r = file_read(out, &rn);
+	bool same = ln == rn && !memcmp(l, r, ln);
+	free(l), free(r);
+	if (!same)
+		fail_msg("the replay of %s wrote another %s than the run "
+			 "(%zu bytes, %zu): diff %s %s", trace, format, ln, rn,
+			 ran, out);
+}
+
 struct jr_value *report_read(const char *path)
 {
 	struct jr_error err;

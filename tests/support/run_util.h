@@ -76,6 +76,14 @@ extern char run_tmpdir[64];
 int run_tmpdir_setup(void **state);
 int run_tmpdir_teardown(void **state);
 
+/* The whole file at path, NUL-terminated, its length in *len unless len
+ * is NULL; or the test fails. */
+char *file_read(const char *path, size_t *len);
+/* `ptshare replay trace FORMAT out` (FORMAT --json or --html, ptshare the
+ * binary) writes exactly what the run wrote to ran; or the test fails. */
+void assert_replay_same(const char *ptshare, const char *trace,
+			const char *format, const char *ran, const char *out);
+
 /* The parsed report, or the test fails. */
 struct jr_value *report_read(const char *path);
 /* final_checkpoints entry of pid, or NULL. */
