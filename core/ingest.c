@@ -660,8 +660,10 @@ void ingest_refused(struct ingest *g, enum ingest_refusal why)
 {
 	if (why == INGEST_REFUSED_USER)
 		g->stream.refused_user++;
-	else
+	else if (why == INGEST_REFUSED_FULL)
 		g->stream.refused_full++;
+	else
+		g->stream.refused_user_full++;
 }
 
 void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,

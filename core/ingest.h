@@ -63,6 +63,7 @@ void ingest_drop(struct ingest *g, uint32_t conn, uint32_t why);
 enum ingest_refusal {
 	INGEST_REFUSED_USER, /* its user may not connect (docs/daemon.md, Access) */
 	INGEST_REFUSED_FULL, /* --max-clients connections were open */
+	INGEST_REFUSED_USER_FULL, /* its user had --max-clients-per-user open */
 };
 /* A connection refused: the report counts them. */
 void ingest_refused(struct ingest *g, enum ingest_refusal why);

@@ -60,8 +60,10 @@ enum report_drop { REPORT_DROP_NONE, REPORT_DROP_MALFORMED, REPORT_DROP_DEAF };
 struct report_stream {
 	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
 	/* connections served, ended by the daemon, and refused: their user
-	 * may not connect (--allow-users), --max-clients were open */
+	 * may not connect (--allow-users), --max-clients were open, their
+	 * user had --max-clients-per-user open */
 	uint64_t connections, dropped, refused_user, refused_full;
+	uint64_t refused_user_full;
 	uint64_t intercepted_bytes, proc_only_bytes;
 	uint32_t fault_mode;      /* enum pts_faults asked for the run */
 	uint64_t faults_outside;  /* faults at no mapping the model knew */

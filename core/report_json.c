@@ -291,6 +291,7 @@ static void stream(struct json *j, const struct report *r)
 	json_member_u64(j, "connections_dropped", s->dropped);
 	json_member_u64(j, "connections_refused_user", s->refused_user);
 	json_member_u64(j, "connections_refused_full", s->refused_full);
+	json_member_u64(j, "connections_refused_user_full", s->refused_user_full);
 	json_member_u64(j, "intercepted_bytes", s->intercepted_bytes);
 	json_member_u64(j, "proc_only_bytes", s->proc_only_bytes);
 	json_member_string(j, "fault_mode", fault_mode_name(s->fault_mode));

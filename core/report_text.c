@@ -217,12 +217,14 @@ static void faults(FILE *f, const struct report *r)
 static void clients(FILE *f, const struct report *r)
 {
 	const struct report_stream *s = &r->stream;
-	if (!s->dropped && !s->refused_user && !s->refused_full)
+	uint64_t refused = s->refused_user + s->refused_full + s->refused_user_full;
+	if (!s->dropped && !refused)
 		return;
 	fprintf(f, "connections: %" PRIu64 " served, %" PRIu64 " ended by the "
 		"daemon, %" PRIu64 " refused (%" PRIu64 " of users not allowed, "
-		"%" PRIu64 " over --max-clients)\n", s->connections, s->dropped,
-		s->refused_user + s->refused_full, s->refused_user, s->refused_full);
+		"%" PRIu64 " over --max-clients, %" PRIu64 " over "
+		"--max-clients-per-user)\n", s->connections, s->dropped, refused,
+		s->refused_user, s->refused_full, s->refused_user_full);
 	for (size_t i = 0, shown = 0; i < r->nfinals && shown < 5; i++) {
 		const struct report_final *x = &r->finals[i];
 		if (x->dropped) {

@@ -19,6 +19,58 @@ static size_t index_of(const struct conns *t, uint32_t id)
 	return lo;
 }
 
+/* Where uid is, or would go, in t->users. */
+static size_t user_index(const struct conns *t, uint32_t uid)
+{
+	size_t lo = 0, hi = t->nusers;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->users[mid].uid < uid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t conns_of_uid(const struct conns *t, uint32_t uid)
+{
+	size_t i = user_index(t, uid);
+	return i < t->nusers && t->users[i].uid == uid ? t->users[i].nopen : 0;
+}
+
+/* One more connection of uid: false when out of memory. */
+static bool user_add(struct conns *t, uint32_t uid)
+{
+	size_t i = user_index(t, uid);
+	if (i < t->nusers && t->users[i].uid == uid) {
+		t->users[i].nopen++;
+		return true;
+	}
+	if (t->nusers == t->cap_users) {
+		size_t cap = t->cap_users ? 2 * t->cap_users : 8;
+		struct conns_user *p = realloc(t->users, cap * sizeof(*p));
+		if (!p)
+			return false;
+		t->users = p;
+		t->cap_users = cap;
+	}
+	memmove(&t->users[i + 1], &t->users[i], (t->nusers - i) * sizeof(*t->users));
+	t->users[i] = (struct conns_user){ uid, 1 };
+	t->nusers++;
+	return true;
+}
+
+/* One fewer: a user with none left is forgotten. */
+static void user_remove(struct conns *t, uint32_t uid)
+{
+	size_t i = user_index(t, uid);
+	if (i == t->nusers || t->users[i].uid != uid || --t->users[i].nopen)
+		return;
+	memmove(&t->users[i], &t->users[i + 1], (t->nusers - i - 1) * sizeof(*t->users));
+	t->nusers--;
+}
+
 struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 		       uint32_t uid)
 {
@@ -33,6 +85,10 @@ struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 	}
 	if (!(c = calloc(1, sizeof(*c))))
 		return NULL;
+	if (!user_add(t, uid)) {
+		free(c);
+		return NULL;
+	}
 	*c = (struct conn){ .fd = fd, .id = id, .pid = pid, .uid = uid };
 	uffd_init(&c->uf);
 	/* Ids are given in increasing order: a new one goes last. */
@@ -61,6 +117,7 @@ void conns_forget(struct conns *t, struct conn *c)
 		return;
 	memmove(&t->open[i], &t->open[i + 1], (t->nopen - i - 1) * sizeof(*t->open));
 	t->nopen--;
+	user_remove(t, c->uid);
 }
 
 void conn_free(struct conn *c)
@@ -73,5 +130,6 @@ void conn_free(struct conn *c)
 void conns_free(struct conns *t)
 {
 	free(t->open);
+	free(t->users);
 	*t = (struct conns){ 0 };
 }

@@ -27,6 +27,11 @@ struct conn {
 struct conns {
 	struct conn **open; /* sorted by id: in the order they opened */
 	size_t nopen, cap_open;
+	struct conns_user {
+		uint32_t uid;
+		size_t nopen;
+	} *users;           /* sorted by uid: those with a connection open */
+	size_t nusers, cap_users;
 };
 
 /* A connection for fd from pid and uid, registered as id (greater than
@@ -35,6 +40,8 @@ struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 		       uint32_t uid);
 /* The open connection id, or NULL. */
 struct conn *conns_get(const struct conns *t, uint32_t id);
+/* How many connections uid has open. */
+size_t conns_of_uid(const struct conns *t, uint32_t uid);
 /* An open connection of pid, or NULL. */
 struct conn *conns_of_pid(const struct conns *t, int32_t pid);
 /* No longer open: found no more (it may still wait for its requests).

@@ -307,8 +307,13 @@ static void refuse(struct loop *l, int fd, enum ingest_refusal why, uid_t uid)
 	else if (why == INGEST_REFUSED_FULL && !l->told_refused_full)
 		fprintf(stderr, "ptshared: --max-clients %zu connections open: new "
 			"processes are not traced\n", l->conns.nopen);
+	else if (why == INGEST_REFUSED_USER_FULL && !l->told_refused_user_full)
+		fprintf(stderr, "ptshared: uid %u has --max-clients-per-user %zu "
+			"connections open: its new processes are not traced\n",
+			(unsigned)uid, l->cfg.max_per_user);
 	l->told_refused_user |= why == INGEST_REFUSED_USER;
 	l->told_refused_full |= why == INGEST_REFUSED_FULL;
+	l->told_refused_user_full |= why == INGEST_REFUSED_USER_FULL;
 }
 
 /*
@@ -336,6 +341,10 @@ static void conn_open(struct loop *l, int fd)
 		drain_conn(l, old, DRAIN_MAX);
 	if (l->conns.nopen >= l->cfg.max_clients) {
 		refuse(l, fd, INGEST_REFUSED_FULL, cred.uid);
+		return;
+	}
+	if (conns_of_uid(&l->conns, cred.uid) >= l->cfg.max_per_user) {
+		refuse(l, fd, INGEST_REFUSED_USER_FULL, cred.uid);
 		return;
 	}
 	uint32_t id = ingest_connect(l->g, cred.pid, cred.uid);

@@ -30,6 +30,7 @@ struct loop_config {
 	FILE *trace;           /* flushed whenever the loop waits, or NULL */
 	uint32_t faults;       /* enum pts_faults */
 	size_t max_clients;    /* connections served at once, at most */
+	size_t max_per_user;   /* of them, one user's */
 	const struct mm_world *linux_world; /* what userfaultfds register */
 };
 
@@ -53,7 +54,8 @@ struct loop {
 	bool report_accept_down; /* ...and the report socket's */
 	bool faults_due;       /* a userfaultfd was left with faults to read */
 	bool told_no_uffd;     /* a process without one: said once */
-	bool told_refused_user, told_refused_full; /* refusals: said once */
+	/* refusals: each kind said once */
+	bool told_refused_user, told_refused_full, told_refused_user_full;
 };
 
 /* The ring and the first requests.  0, or -errno. */

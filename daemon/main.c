@@ -96,7 +96,7 @@ static void stop_listening(int fd, const char *path)
 /* Serves until the stop signal, then the last checkpoint and the report. */
 static int serve(struct ingest *g, const struct worlds *ws,
 		 const struct daemon_options *o, const sigset_t *stop,
-		 struct outputs *out, size_t max_clients)
+		 struct outputs *out, size_t max_clients, size_t max_per_user)
 {
 	char why[PATH_MAX + 160];
 	if (access_check_socket_dir(o->socket, why, sizeof(why))) {
@@ -121,6 +121,7 @@ static int serve(struct ingest *g, const struct worlds *ws,
 		.interval_s = (unsigned)o->interval_s,
 		.stop = stop, .trace = out->trace.f, .faults = o->faults,
 		.linux_world = ws->w[0], .max_clients = max_clients,
+		.max_per_user = max_per_user,
 	};
 	ingest_fault_mode(g, 0, o->faults, 0);
 	int r = loop_init(&l, g, &cfg);
@@ -170,12 +171,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	size_t max_clients = raise_fd_limit(o.max_clients);
+	/* Serving several users, none may take every connection. */
+	size_t max_per_user = o.max_per_user ? o.max_per_user
+			    : access_others_allowed() && max_clients >= 4
+			    ? max_clients / 4 : max_clients;
 	struct ingest *g = ingest_new(&ws, true, out.trace.f);
 	if (!g) {
 		fputs("ptshared: out of memory\n", stderr);
 		status = 1;
 	} else {
-		status = serve(g, &ws, &o, &stop, &out, max_clients);
+		status = serve(g, &ws, &o, &stop, &out, max_clients, max_per_user);
 	}
 	outputs_close(&out);
 	ingest_free(g);

@@ -18,6 +18,7 @@ static void usage(FILE *f)
 	      "                [--interval S] [--faults table|all|off] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
 	      "                [--ready-fd N] [--allow-users LIST|all] [--max-clients N]\n"
+	      "                [--max-clients-per-user N]\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
 	      "records of programs run with libptshare.so preloaded, feeds them to\n"
@@ -48,6 +49,9 @@ static void usage(FILE *f)
 	      "                  the daemon's own user)\n"
 	      "  --max-clients N connections served at once (default: 16384, or\n"
 	      "                  half the fd limit when that is less)\n"
+	      "  --max-clients-per-user N  of them, one user's at most (default:\n"
+	      "                  a quarter of --max-clients with --allow-users,\n"
+	      "                  else all)\n"
 	      "\n"
 	      "Exit status: 0 after a clean shutdown, 1 on a failure, 2 on a usage\n"
 	      "error.\n",
@@ -77,6 +81,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		{ "faults", required_argument, NULL, 'f' },
 		{ "allow-users", required_argument, NULL, 'u' },
 		{ "max-clients", required_argument, NULL, 'm' },
+		{ "max-clients-per-user", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -138,6 +143,11 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		case 'm':
 			if (cli_u64(optarg, &o->max_clients) || !o->max_clients)
 				return bad("bad --max-clients (at least 1)", optarg);
+			break;
+		case 'M':
+			if (cli_u64(optarg, &o->max_per_user) || !o->max_per_user)
+				return bad("bad --max-clients-per-user (at least 1)",
+					   optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -19,6 +19,7 @@ struct daemon_options {
 	int ready_fd;         /* -1: none */
 	uint32_t faults;      /* enum pts_faults (docs/faults.md) */
 	uint64_t max_clients; /* 0: the default (docs/daemon.md, Hostile clients) */
+	uint64_t max_per_user; /* of them one user's; 0: the default (same) */
 };
 
 /* Returns -1 when the run should go on, else the exit status (0 after

@@ -7,7 +7,9 @@
  * kept root, as root's processes bypass file modes) is refused by the
  * daemon, which knows it from SO_PEERCRED, and counted.  With
  * --allow-users nobody, nobody is served, another user still refused, and
- * neither may have a report.  Reports are 0600 and the daemon user's.
+ * neither may have a report; no user may hold more than
+ * --max-clients-per-user connections.  Reports are 0600 and the daemon
+ * user's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -189,6 +191,50 @@ static void test_allow_users(void **state)
 	daemon_free(&d);
 }
 
+/* --max-clients-per-user: a user with that many connections open has its
+ * next one refused and counted while another user is served, and is
+ * served again once one of its own has closed. */
+static void test_per_user_limit(void **state)
+{
+	struct daemon_run d;
+	struct hconn held[2];
+	struct pts_hello h = { .version = PTS_WIRE_VERSION };
+	require_root();
+	daemon_dir(&d);
+	assert_int_equal(chmod(d.dir, 0711), 0);
+	const char *opts[] = { "--allow-users", "nobody",
+			       "--max-clients-per-user", "2", NULL };
+	daemon_start(&d, opts, false);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(hconn_open(&held[i], sock_of(&d)), 0);
+		assert_string_equal(hconn_ask(&held[i], &h.h, PTS_HELLO, sizeof(h), -1),
+				    "acked");
+	}
+	assert_int_equal(as_user(0, false, TRY_SHIM, sock_of(&d)), REFUSED);
+	assert_int_equal(as_user(nobody(), false, TRY_SHIM, sock_of(&d)), ACKED);
+	/* The daemon learns of the close when it reads the end of the
+	 * stream: until then the user's next connection is refused too. */
+	hconn_close(&held[0]);
+	size_t refused = 1, tries = 0;
+	enum met m;
+	while ((m = as_user(0, false, TRY_SHIM, sock_of(&d))) == REFUSED &&
+	       ++tries < 1000) {
+		refused++;
+		usleep(10000);
+	}
+	assert_int_equal(m, ACKED);
+	hconn_close(&held[1]);
+	assert_int_equal(daemon_down(&d, SIGTERM), 0);
+	assert_non_null(strstr(d.c.text[1], "uid 0 has --max-clients-per-user 2 "
+				"connections open"));
+	struct jr_value *doc = report_read(tmp_path(d.dir, "report.json"));
+	assert_int_equal(jr_path_u64(doc, "stream.connections_refused_user_full", 0),
+			 refused);
+	assert_int_equal(jr_path_u64(doc, "stream.connections_refused_full", 1), 0);
+	jr_free(doc);
+	daemon_free(&d);
+}
+
 /* ptshared refuses what would not keep its socket or reports private. */
 static void test_refusals(void **state)
 {
@@ -209,6 +255,8 @@ static void test_refusals(void **state)
 		{ 0700, { "--allow-users", "nosuchuser" }, 2, "no user 'nosuchuser'" },
 		{ 0700, { "--allow-users", "nobody,," }, 2, "an empty or overlong" },
 		{ 0700, { "--max-clients", "0" }, 2, "bad --max-clients" },
+		{ 0700, { "--max-clients-per-user", "x" }, 2,
+		  "bad --max-clients-per-user" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *argv[8] = { PTSHARED_PATH, "--socket", sock };
@@ -257,6 +305,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_default_private, teardown),
 		cmocka_unit_test_teardown(test_allow_users, teardown),
+		cmocka_unit_test_teardown(test_per_user_limit, teardown),
 		cmocka_unit_test_teardown(test_refusals, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
