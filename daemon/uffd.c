@@ -117,45 +117,68 @@ static void do_register(struct uffd *u, uint64_t start, uint64_t end,
 	ioctl(u->fd, UFFDIO_REGISTER, &reg);
 }
 
-/* The parts of [start, end) not dealt with yet: registered, or tried (and
- * not tried again). */
-static int cover(struct uffd *u, uint64_t start, uint64_t end,
-		 uint32_t huge_shift)
+/* The ranges of the model's shared memory, rebuilt from the old ones. */
+struct rebuild {
+	struct uffd *u;
+	struct uffd_range *old;       /* sorted, disjoint */
+	size_t nold, next;            /* the first old one not behind us */
+};
+
+static int append(struct uffd *u, uint64_t start, uint64_t end,
+		  uint32_t huge_shift)
 {
-	size_t i = 0;
-	while (i < u->nr && u->r[i].end <= start)
-		i++;
-	for (uint64_t at = start; at < end;) {
-		if (i < u->nr && u->r[i].start <= at) {
-			at = u->r[i++].end;
-			continue;
+	if (make_room(u, u->nr))
+		return -ENOMEM;
+	u->r[u->nr - 1] = (struct uffd_range){ start, end, huge_shift };
+	return 0;
+}
+
+/* Shared shmem and hugetlb: what sharing is about that the kernel lets a
+ * userfaultfd see (SysV segments and files: EINVAL, DESIGN.md section 5).
+ * What was dealt with already in the mapping is kept (in table mode, the
+ * spans released after their first fault); the rest is registered. */
+static int sync_vma(const struct mm_vma_info *v, void *arg)
+{
+	struct rebuild *b = arg;
+	if (!(v->flags & MM_VMA_SHARED) ||
+	    (v->obj.kind != MM_OBJ_SHMEM && v->obj.kind != MM_OBJ_HUGETLB))
+		return 0;
+	uint32_t shift = v->obj.kind == MM_OBJ_HUGETLB ? v->huge_shift : 0;
+	while (b->next < b->nold && b->old[b->next].end <= v->start)
+		b->next++;
+	uint64_t at = v->start;
+	for (size_t k = b->next; at < v->end; k++) {
+		const struct uffd_range *o = k < b->nold && b->old[k].start < v->end
+					     ? &b->old[k] : NULL;
+		uint64_t to = o && o->start > at ? o->start : o ? at : v->end;
+		if (to > at) {
+			if (append(b->u, at, to, shift))
+				return -ENOMEM;
+			do_register(b->u, at, to, shift);
+			at = to;
 		}
-		uint64_t to = i < u->nr && u->r[i].start < end ? u->r[i].start : end;
-		if (make_room(u, i))
+		if (!o)
+			break;
+		to = o->end < v->end ? o->end : v->end;
+		if (append(b->u, at, to, o->huge_shift))
 			return -ENOMEM;
-		u->r[i++] = (struct uffd_range){ at, to, huge_shift };
-		do_register(u, at, to, huge_shift);
 		at = to;
 	}
 	return 0;
 }
 
-/* Shared shmem and hugetlb: what sharing is about that the kernel lets a
- * userfaultfd see (SysV segments and files: EINVAL, DESIGN.md section 5). */
-static int sync_vma(const struct mm_vma_info *v, void *arg)
-{
-	struct uffd *u = arg;
-	if (!(v->flags & MM_VMA_SHARED) ||
-	    (v->obj.kind != MM_OBJ_SHMEM && v->obj.kind != MM_OBJ_HUGETLB))
-		return 0;
-	return cover(u, v->start, v->end,
-		     v->obj.kind == MM_OBJ_HUGETLB ? v->huge_shift : 0);
-}
-
+/* The list is rebuilt from the model each time: what it no longer maps
+ * (claimed by records, then corrected by a reading of /proc) is dropped,
+ * so the list never holds more than the model's shared mappings. */
 void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid)
 {
-	if (u->started)
-		mm_proc_vmas(w, (uint32_t)pid, sync_vma, u);
+	if (!u->started)
+		return;
+	struct rebuild b = { u, u->r, u->nr, 0 };
+	u->r = NULL;
+	u->nr = u->cap = 0;
+	mm_proc_vmas(w, (uint32_t)pid, sync_vma, &b);
+	free(b.old);
 }
 
 /*
