@@ -255,31 +255,6 @@ static void test_hugetlb(void **state)
 	traced_free(&t);
 }
 
-/* The daemon of c, from its children. */
-static pid_t daemon_of(const struct cmd *c)
-{
-	char path[64], comm[32];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)c->pid,
-		 (int)c->pid);
-	FILE *f = fopen(path, "r");
-	long pid;
-	while (f && fscanf(f, "%ld", &pid) == 1) {
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		FILE *g = fopen(path, "r");
-		bool is = g && fgets(comm, sizeof(comm), g) && !strcmp(comm, "ptshared\n");
-		if (g)
-			fclose(g);
-		if (is) {
-			fclose(f);
-			return (pid_t)pid;
-		}
-	}
-	if (f)
-		fclose(f);
-	fail_msg("no ptshared under %d", (int)c->pid);
-	return -1;
-}
-
 static bool waits_in_fault(const void *arg)
 {
 	char path[64], wchan[64] = "";

@@ -173,31 +173,6 @@ static void test_daemonised(void **state)
 	tmp_remove(dir, made);
 }
 
-/* The daemon of c, from its children. */
-static pid_t daemon_of(const struct cmd *c)
-{
-	char path[64], comm[32];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)c->pid,
-		 (int)c->pid);
-	FILE *f = fopen(path, "r");
-	long pid;
-	while (f && fscanf(f, "%ld", &pid) == 1) {
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		FILE *g = fopen(path, "r");
-		bool is = g && fgets(comm, sizeof(comm), g) && !strcmp(comm, "ptshared\n");
-		if (g)
-			fclose(g);
-		if (is) {
-			fclose(f);
-			return (pid_t)pid;
-		}
-	}
-	if (f)
-		fclose(f);
-	fail_msg("no ptshared under %d", (int)c->pid);
-	return -1;
-}
-
 /* The daemon dies: the program runs on, undisturbed, and `ptshare run`
  * says there is no report. */
 static void test_daemon_dies(void **state)

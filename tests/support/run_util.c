@@ -309,6 +309,47 @@ void cleanup_leftovers(void)
 		}
 }
 
+/* Whether one of the NUL-separated words of /proc/PID/cmdline is a path
+ * to ptshared (or valgrind's wrapped ptshared.real). */
+static bool runs_ptshared(long pid)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, line, sizeof(line) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	line[n] = '\0';
+	for (ssize_t at = 0; at < n; at += (ssize_t)strlen(line + at) + 1) {
+		const char *base = strrchr(line + at, '/');
+		base = base ? base + 1 : line + at;
+		if (!strcmp(base, "ptshared") || !strcmp(base, "ptshared.real"))
+			return true;
+	}
+	return false;
+}
+
+pid_t daemon_of(const struct cmd *c)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)c->pid,
+		 (int)c->pid);
+	FILE *f = fopen(path, "r");
+	long pid;
+	while (f && fscanf(f, "%ld", &pid) == 1) {
+		if (runs_ptshared(pid)) {
+			fclose(f);
+			return (pid_t)pid;
+		}
+	}
+	if (f)
+		fclose(f);
+	fail_msg("no ptshared under %d", (int)c->pid);
+	return -1;
+}
+
 char *file_read(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

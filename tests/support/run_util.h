@@ -76,6 +76,10 @@ extern char run_tmpdir[64];
 int run_tmpdir_setup(void **state);
 int run_tmpdir_teardown(void **state);
 
+/* The daemon `ptshare run` (c) started: the child whose command line
+ * names ptshared (under valgrind, its comm is valgrind's); or the test
+ * fails. */
+pid_t daemon_of(const struct cmd *c);
 /* The whole file at path, NUL-terminated, its length in *len unless len
  * is NULL; or the test fails. */
 char *file_read(const char *path, size_t *len);
