@@ -778,7 +778,9 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 		size_t n = g->nsess;
 		if (s->hello_seq && !s->in_model)
 			checkpoint_read(g, s, PTS_CK_RESYNC); /* see adopt() */
-		if (g->nsess == n && s->in_model)
+		/* One that said PTS_EXIT was read then, its last: a reading
+		 * now would see its address space torn down. */
+		if (g->nsess == n && s->in_model && !s->exiting)
 			checkpoint_read(g, s, reason);
 		i += g->nsess == n;
 	}

@@ -314,7 +314,7 @@ static void test_prefork_demo(void **state)
 	static const char *const defaults[] = { NULL };
 	const char *args[] = { "--hold", "0", NULL };
 	struct traced t;
-	long pid;
+	long pid = 0;
 	traced_start(&t, defaults, PREFORK_POOL_PATH, args);
 	traced_finish(&t);
 	assert_int_equal(pids_of(cmd_line(&t.c), "ready", &pid, 1), 1);

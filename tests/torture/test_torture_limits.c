@@ -96,6 +96,9 @@ static void test_max_map_count(void **state)
 	if (lost)
 		assert_true(stream_u64(t.doc, "resyncs") > 0);
 	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 1);
+	/* Read at its exit, and not again while its mappings were torn down. */
+	assert_string_equal(jr_path_str(jr_at(jr_get(t.doc, "final_checkpoints"), 0),
+					"checkpoint"), "exit");
 	assert_models_at_most_kernel(t.doc, 0);
 	print_message("maxmap: %ld mappings of the shim's; %llu of %llu records "
 		      "lost\n", s.before - p.before, (unsigned long long)lost,
