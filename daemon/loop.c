@@ -174,7 +174,7 @@ static void faults_start(struct loop *l, struct conn *c)
 	ingest_fault_mode(l->g, c->pid, err ? PTS_FAULTS_OFF : l->cfg.faults, -err);
 	if (err)
 		return;
-	uffd_sync(&c->uf, l->cfg.linux_world, c->pid);
+	uffd_sync(&c->uf, l->cfg.linux_world, c->pid, 0, UINT64_MAX);
 	arm_uffd(l, c);
 }
 
@@ -254,9 +254,10 @@ static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 	struct ingest_action act = { 0 };
 	ingest_packet(l->g, c->id, data, len, &act);
 	/* The model has the record: what it mapped is registered now. */
-	unsigned after = uffd_record(&c->uf, data, len);
+	struct uffd_range sync;
+	unsigned after = uffd_record(&c->uf, data, len, &sync);
 	if (after & UFFD_RECORD_SYNC)
-		uffd_sync(&c->uf, l->cfg.linux_world, c->pid);
+		uffd_sync(&c->uf, l->cfg.linux_world, c->pid, sync.start, sync.end);
 	if (after & UFFD_RECORD_ACK)
 		ack_record(&act, c->id, data);
 	send_acks(l, &act);
@@ -570,7 +571,7 @@ static void tick(struct loop *l)
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
 	for (size_t i = 0; i < l->conns.nopen; i++)
 		uffd_sync(&l->conns.open[i]->uf, l->cfg.linux_world,
-			  l->conns.open[i]->pid);
+			  l->conns.open[i]->pid, 0, UINT64_MAX);
 }
 
 struct fault_of {

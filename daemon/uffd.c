@@ -19,6 +19,7 @@
 /* Faults served at once: a process that faults without pause must not
  * hold the loop (the others' forks wait for their ACK). */
 #define SERVE_MAX (4 * READ_MAX)
+#define SYNC_SLACK 64 /* ranges beyond twice the last whole rebuild's */
 
 void uffd_init(struct uffd *u)
 {
@@ -117,12 +118,19 @@ static void do_register(struct uffd *u, uint64_t start, uint64_t end,
 	ioctl(u->fd, UFFDIO_REGISTER, &reg);
 }
 
-/* The ranges of the model's shared memory, rebuilt from the old ones. */
-struct rebuild {
-	struct uffd *u;
-	struct uffd_range *old;       /* sorted, disjoint */
-	size_t nold, next;            /* the first old one not behind us */
-};
+/* Index of the first range ending above addr (nr if none). */
+static size_t first_after(const struct uffd *u, uint64_t addr)
+{
+	size_t lo = 0, hi = u->nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (u->r[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 static int append(struct uffd *u, uint64_t start, uint64_t end,
 		  uint32_t huge_shift)
@@ -133,15 +141,29 @@ static int append(struct uffd *u, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* Shared shmem and hugetlb: what sharing is about that the kernel lets a
- * userfaultfd see (SysV segments and files: EINVAL, DESIGN.md section 5).
- * What was dealt with already in the mapping is kept (in table mode, the
+/* Whether a mapping is what sharing is about and the kernel lets a
+ * userfaultfd see: shared shmem and hugetlb (SysV segments and files:
+ * EINVAL, DESIGN.md section 5). */
+static bool registrable(const struct mm_vma_info *v)
+{
+	return (v->flags & MM_VMA_SHARED) &&
+	       (v->obj.kind == MM_OBJ_SHMEM || v->obj.kind == MM_OBJ_HUGETLB);
+}
+
+/* The ranges of a window, rebuilt from the model and the old ones there. */
+struct rebuild {
+	struct uffd *u;                /* whose fd registers */
+	const struct uffd_range *old;  /* the old ones in the window, sorted */
+	size_t nold, next;             /* the first old one not behind us */
+	struct uffd fresh;             /* the new ones */
+};
+
+/* What was dealt with already in a mapping is kept (in table mode, the
  * spans released after their first fault); the rest is registered. */
 static int sync_vma(const struct mm_vma_info *v, void *arg)
 {
 	struct rebuild *b = arg;
-	if (!(v->flags & MM_VMA_SHARED) ||
-	    (v->obj.kind != MM_OBJ_SHMEM && v->obj.kind != MM_OBJ_HUGETLB))
+	if (!registrable(v))
 		return 0;
 	uint32_t shift = v->obj.kind == MM_OBJ_HUGETLB ? v->huge_shift : 0;
 	while (b->next < b->nold && b->old[b->next].end <= v->start)
@@ -152,7 +174,7 @@ static int sync_vma(const struct mm_vma_info *v, void *arg)
 					     ? &b->old[k] : NULL;
 		uint64_t to = o && o->start > at ? o->start : o ? at : v->end;
 		if (to > at) {
-			if (append(b->u, at, to, shift))
+			if (append(&b->fresh, at, to, shift))
 				return -ENOMEM;
 			do_register(b->u, at, to, shift);
 			at = to;
@@ -160,25 +182,72 @@ static int sync_vma(const struct mm_vma_info *v, void *arg)
 		if (!o)
 			break;
 		to = o->end < v->end ? o->end : v->end;
-		if (append(b->u, at, to, o->huge_shift))
+		if (append(&b->fresh, at, to, o->huge_shift))
 			return -ENOMEM;
 		at = to;
 	}
 	return 0;
 }
 
-/* The list is rebuilt from the model each time: what it no longer maps
- * (claimed by records, then corrected by a reading of /proc) is dropped,
- * so the list never holds more than the model's shared mappings. */
-void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid)
+/* The window grown to the whole of the mappings it meets: a mapping is
+ * registered whole (a hugetlb one cannot be cut between huge pages). */
+static int hull_vma(const struct mm_vma_info *v, void *arg)
+{
+	struct uffd_range *w = arg;
+	w->start = v->start < w->start ? v->start : w->start;
+	w->end = v->end > w->end ? v->end : w->end;
+	return 0;
+}
+
+/* Ranges [i, j) of the list replaced by n others. */
+static int splice_ranges(struct uffd *u, size_t i, size_t j,
+		  const struct uffd_range *with, size_t n)
+{
+	size_t nr = u->nr - (j - i) + n;
+	if (nr > u->cap) {
+		struct uffd_range *p = realloc(u->r, nr * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		u->r = p;
+		u->cap = nr;
+	}
+	if (u->nr > j)
+		memmove(&u->r[i + n], &u->r[j], (u->nr - j) * sizeof(*u->r));
+	if (n)
+		memcpy(&u->r[i], with, n * sizeof(*with));
+	u->nr = nr;
+	return 0;
+}
+
+/* The list in [start, end) is rebuilt from the model: what the model no
+ * longer maps there (claimed by records, then corrected by a reading of
+ * /proc) is dropped.  A rebuild of the whole list comes when the list has
+ * grown past twice what it was at the last one (and at every checkpoint):
+ * the list never holds much more than the model's shared mappings, and a
+ * record costs only the mappings it meets. */
+void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid,
+	       uint64_t start, uint64_t end)
 {
 	if (!u->started)
 		return;
-	struct rebuild b = { u, u->r, u->nr, 0 };
-	u->r = NULL;
-	u->nr = u->cap = 0;
-	mm_proc_vmas(w, (uint32_t)pid, sync_vma, &b);
-	free(b.old);
+	struct uffd_range hull = { start, end, 0 };
+	mm_proc_vmas_in(w, (uint32_t)pid, start, end, hull_vma, &hull);
+	size_t i = first_after(u, hull.start), j;
+	for (j = i; j < u->nr && u->r[j].start < hull.end; j++)
+		;
+	struct rebuild b = { .u = u, .old = u->r + i, .nold = j - i };
+	uffd_init(&b.fresh);
+	if (i < j && u->r[i].start < hull.start)
+		append(&b.fresh, u->r[i].start, hull.start, u->r[i].huge_shift);
+	mm_proc_vmas_in(w, (uint32_t)pid, hull.start, hull.end, sync_vma, &b);
+	if (i < j && u->r[j - 1].end > hull.end)
+		append(&b.fresh, hull.end, u->r[j - 1].end, u->r[j - 1].huge_shift);
+	splice_ranges(u, i, j, b.fresh.r, b.fresh.nr);
+	free(b.fresh.r);
+	if (!start && end == UINT64_MAX)
+		u->nr_whole = u->nr;
+	else if (u->nr > 2 * u->nr_whole + SYNC_SLACK)
+		uffd_sync(u, w, pid, 0, UINT64_MAX);
 }
 
 /*
@@ -203,12 +272,8 @@ static int unregister(struct uffd *u, uint64_t start, uint64_t end)
 static bool forget(struct uffd *u, uint64_t start, uint64_t end)
 {
 	bool met = false;
-	for (size_t i = 0; i < u->nr;) {
+	for (size_t i = first_after(u, start); i < u->nr && u->r[i].start < end;) {
 		struct uffd_range *r = &u->r[i];
-		if (r->end <= start || r->start >= end) {
-			i++;
-			continue;
-		}
 		met = true;
 		if (r->start < start && r->end > end) {
 			if (make_room(u, i + 1))
@@ -241,7 +306,8 @@ static void release_range(struct uffd *u, uint64_t start, uint64_t end)
 		forget(u, start, end);
 }
 
-unsigned uffd_record(struct uffd *u, const void *pkt, size_t len)
+unsigned uffd_record(struct uffd *u, const void *pkt, size_t len,
+		     struct uffd_range *sync)
 {
 	struct pts_hdr h;
 	if (len < sizeof(h))
@@ -260,6 +326,7 @@ unsigned uffd_record(struct uffd *u, const void *pkt, size_t len)
 		 * registration of what moves: registered again, if it was. */
 		bool moved = forget(u, m.old_addr, m.old_addr + m.old_len);
 		forget(u, m.new_addr, m.new_addr + m.new_len);
+		*sync = (struct uffd_range){ m.new_addr, m.new_addr + m.new_len, 0 };
 		return moved ? UFFD_RECORD_SYNC : 0;
 	}
 	if (h.flags & PTS_F_FAILED)
@@ -270,6 +337,7 @@ unsigned uffd_record(struct uffd *u, const void *pkt, size_t len)
 		forget(u, m.addr, m.addr + m.len); /* MAP_FIXED over a range */
 		/* Only shared memory is registered: a private mapping (most
 		 * of them: malloc's) costs no walk of the process's mappings. */
+		*sync = (struct uffd_range){ m.addr, m.addr + m.len, 0 };
 		return (m.flags & MAP_TYPE) != MAP_PRIVATE ? UFFD_RECORD_SYNC : 0;
 	}
 	if (h.type == PTS_MUNMAP && len >= sizeof(struct pts_range)) {
@@ -284,16 +352,9 @@ unsigned uffd_record(struct uffd *u, const void *pkt, size_t len)
  * none does, so that the fault is still let go. */
 static struct uffd_range range_of(const struct uffd *u, uint64_t addr)
 {
-	size_t lo = 0, hi = u->nr;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (u->r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < u->nr && u->r[lo].start <= addr)
-		return u->r[lo];
+	size_t i = first_after(u, addr);
+	if (i < u->nr && u->r[i].start <= addr)
+		return u->r[i];
 	return (struct uffd_range){ addr, addr + MM_PAGE_SIZE, 0 };
 }
 

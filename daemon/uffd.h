@@ -37,6 +37,7 @@ struct uffd {
 	bool due;            /* its poll fired: read at the end of the batch */
 	struct uffd_range *r; /* sorted, disjoint */
 	size_t nr, cap;
+	size_t nr_whole;     /* nr after the last rebuild of the whole list */
 };
 
 /* A process's fault as the model takes it (PTS_FAULT_* flags). */
@@ -52,9 +53,12 @@ bool uffd_take(struct uffd *u, const void *pkt, size_t len,
  * off).  0, or -errno (then the fd is closed: the process runs on
  * without it). */
 int uffd_start(struct uffd *u, uint32_t mode);
-/* Registers the shared memory of pid in w (the linux world) not dealt with
- * yet.  After start, and whenever the model may have new mappings. */
-void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid);
+/* Registers the shared memory of pid in w (the linux world) that meets
+ * [start, end) and is not dealt with yet, and forgets what w no longer
+ * maps there.  After start and checkpoints, everything (0, UINT64_MAX);
+ * after a record, what it mapped. */
+void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid,
+	       uint64_t start, uint64_t end);
 /* What a record asks of the daemon, besides the ingest (uffd_record). */
 enum uffd_record_action {
 	UFFD_RECORD_SYNC = 1u << 0, /* new mappings may need registering */
@@ -64,12 +68,14 @@ enum uffd_record_action {
  * A record the process sent (pkt, len bytes, as received): the ranges an
  * mmap, munmap or mremap took from the kernel's registrations are
  * forgotten, to be registered again (a shared mmap, or an mremap of a
- * registered range, asks for a sync) if they are still mapped.  An mremap
- * that failed with EFAULT may have met a VMA our registrations split: the
- * range is released, and the shim waits for an ACK to try again (always
- * sent, userfaultfd or not).  Returns enum uffd_record_action flags.
+ * registered range, asks for a sync of *sync) if they are still mapped.
+ * An mremap that failed with EFAULT may have met a VMA our registrations
+ * split: the range is released, and the shim waits for an ACK to try
+ * again (always sent, userfaultfd or not).  Returns enum
+ * uffd_record_action flags.
  */
-unsigned uffd_record(struct uffd *u, const void *pkt, size_t len);
+unsigned uffd_record(struct uffd *u, const void *pkt, size_t len,
+		     struct uffd_range *sync);
 /* Before the faults of one read are handed on: false when the process is
  * gone meanwhile, and its struct uffd with it. */
 typedef bool uffd_ready_fn(void *arg);
