@@ -140,18 +140,6 @@ int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason)
 	return err;
 }
 
-void name_object(struct ingest *g, const struct mm_object_id *id,
-		 const char *name, size_t len)
-{
-	char *copy = object_name(g, id) ? NULL : strndup(name, len);
-	if (!copy || grow_array((void **)&g->names, &g->cap_names, g->nnames + 1,
-				sizeof(*g->names))) {
-		free(copy);
-		return;
-	}
-	g->names[g->nnames++] = (struct named){ *id, copy };
-}
-
 static void add_dev(struct ingest *g, const struct pts_ck_fs *r)
 {
 	if (!grow_array((void **)&g->devs, &g->cap_devs, g->ndevs + 1,

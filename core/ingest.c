@@ -90,6 +90,7 @@ void ingest_free(struct ingest *g)
 	free(g->conn);
 	free(g->finals);
 	free(g->names);
+	ptr_map_free(&g->name_index);
 	free(g->devs);
 	free(g->procs);
 	free(g->objects);
@@ -787,13 +788,39 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 	g->full_read_cost_ns = now_ns() - start;
 }
 
+/* The index of names holds 1 + a position in g->names (an item is never
+ * NULL); the key carries the array to compare with. */
+struct name_key {
+	const struct ingest *g;
+	const struct mm_object_id *id;
+};
+
+static bool name_is(const void *item, const void *key)
+{
+	const struct name_key *k = key;
+	const struct mm_object_id *a = &k->g->names[(uintptr_t)item - 1].id;
+	return a->kind == k->id->kind && a->dev == k->id->dev && a->ino == k->id->ino;
+}
+
 const char *object_name(const struct ingest *g, const struct mm_object_id *id)
 {
-	for (size_t i = 0; i < g->nnames; i++)
-		if (g->names[i].id.kind == id->kind && g->names[i].id.dev == id->dev &&
-		    g->names[i].id.ino == id->ino)
-			return g->names[i].name;
-	return NULL;
+	const struct name_key k = { g, id };
+	void *item = ptr_map_get(&g->name_index, mm_object_id_hash(id), name_is, &k);
+	return item ? g->names[(uintptr_t)item - 1].name : NULL;
+}
+
+void name_object(struct ingest *g, const struct mm_object_id *id,
+		 const char *name, size_t len)
+{
+	char *copy = object_name(g, id) ? NULL : strndup(name, len);
+	if (!copy || grow_array((void **)&g->names, &g->cap_names, g->nnames + 1,
+				sizeof(*g->names)) ||
+	    ptr_map_put(&g->name_index, mm_object_id_hash(id),
+			(void *)(uintptr_t)(g->nnames + 1))) {
+		free(copy);
+		return;
+	}
+	g->names[g->nnames++] = (struct named){ *id, copy };
 }
 
 /* The report's question: which call made pid's mapping at addr.  A file

@@ -10,6 +10,7 @@
 #include "ingest.h"
 #include "proc_image.h"
 #include "ptshare/procfs.h"
+#include "ptshare/ptr_map.h"
 
 /* Synthetic objects: shared anonymous memory has no file the shim can
  * fstat.  Only fork shares it, so a number of our own identifies it. */
@@ -91,6 +92,7 @@ struct ingest {
 	struct report_stream stream;
 	struct named *names;
 	size_t nnames, cap_names;
+	struct ptr_map name_index; /* mm_object_id -> 1 + its index in names */
 	struct dev_kind *devs;
 	size_t ndevs, cap_devs;
 	uint64_t next_synth;
@@ -115,6 +117,10 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 void session_refused(struct ingest *g, struct session *s, const char *why);
 void ingest_capture_peak(struct ingest *g);
 bool enter_model(struct ingest *g, struct session *s, int32_t parent);
+/* The name the checkpoints gave an object, or NULL; a name given. */
+const char *object_name(const struct ingest *g, const struct mm_object_id *id);
+void name_object(struct ingest *g, const struct mm_object_id *id,
+		 const char *name, size_t len);
 /* Ends s's session when nothing more can come for it: true if it did (s
  * is freed). */
 bool session_end_if_over(struct ingest *g, struct session *s);
@@ -168,9 +174,6 @@ bool fork_of_child(const struct ingest *g, const struct session *s,
 int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason);
 void apply_checkpoint(struct ingest *g, struct session *s,
 		      const struct pts_hdr *h);
-const char *object_name(const struct ingest *g, const struct mm_object_id *id);
-void name_object(struct ingest *g, const struct mm_object_id *id,
-		 const char *name, size_t len);
 
 /* reconcile.c */
 void reconcile(struct ingest *g, struct session *s, const struct pts_ck_vma *v,

@@ -9,7 +9,7 @@
 
 #include "ptshare/avl.h"
 #include "ptshare/mm.h"
-#include "ptr_map.h"
+#include "ptshare/ptr_map.h"
 #include "pt_table.h"
 
 struct mm_object {

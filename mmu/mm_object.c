@@ -4,7 +4,7 @@
 
 #include "mm_internal.h"
 
-static uint64_t object_hash(const struct mm_object_id *id)
+uint64_t mm_object_id_hash(const struct mm_object_id *id)
 {
 	return ptr_map_hash(ptr_map_hash(id->dev ^ ((uint64_t)id->kind << 56)) ^
 			    id->ino);
@@ -19,7 +19,7 @@ static bool object_is(const void *item, const void *key)
 
 struct mm_object *object_get(struct mm_world *w, const struct mm_object_id *id)
 {
-	uint64_t h = object_hash(id);
+	uint64_t h = mm_object_id_hash(id);
 	struct mm_object *o = ptr_map_get(&w->objects, h, object_is, id);
 	if (o)
 		return o;
@@ -66,7 +66,7 @@ void object_unlink(struct mm_vma *v)
 		o->last = v->obj_prev;
 	v->obj_prev = v->obj_next = NULL;
 	if (!o->first) {
-		ptr_map_del(&v->mm->w->objects, object_hash(&o->id), o);
+		ptr_map_del(&v->mm->w->objects, mm_object_id_hash(&o->id), o);
 		free(o);
 	}
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "ptr_map.h"
+#include "ptshare/ptr_map.h"
 
 #include <stdlib.h>
 

@@ -64,6 +64,9 @@ struct mm_object_id {
 	uint64_t ino;
 };
 
+/* The hash of an object's identity (for ptshare/ptr_map.h). */
+uint64_t mm_object_id_hash(const struct mm_object_id *id);
+
 struct mm_mapping {
 	uint64_t addr;
 	uint64_t len;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* An open-addressing map from a 64-bit hash to items: the world's process
- * and object registries, and the invariant checker's table census. */
+ * and object registries, the invariant checker's table census, and the
+ * ingest's names of objects. */
 #ifndef PTSHARE_PTR_MAP_H
 #define PTSHARE_PTR_MAP_H
 
