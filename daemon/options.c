@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 
 #include "access.h"
 #include "cli.h"
+#include "cli_options.h"
 #include "options.h"
-#include "ptshare/wire.h"
 
 /* A day: longer intervals are surely a mistake in the unit. */
 #define INTERVAL_MAX 86400
@@ -58,39 +57,27 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int bad(const char *what, const char *arg)
-{
-	fprintf(stderr, "ptshared: %s '%s'\n", what, arg);
-	usage(stderr);
-	return 2;
-}
-
 int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "report-socket", required_argument, NULL, 'S' },
-		{ "policy", required_argument, NULL, 'P' },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, 'H' },
 		{ "text", required_argument, NULL, 't' },
-		{ "record", required_argument, NULL, 'r' },
-		{ "top", required_argument, NULL, 'n' },
 		{ "ready-fd", required_argument, NULL, 'R' },
-		{ "faults", required_argument, NULL, 'f' },
 		{ "allow-users", required_argument, NULL, 'u' },
 		{ "max-clients", required_argument, NULL, 'm' },
 		{ "max-clients-per-user", required_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	*o = (struct daemon_options){ .interval_s = 1, .top = 20, .ready_fd = -1,
-				      .faults = PTS_FAULTS_TABLE };
+	struct cli_parser p;
+	cli_parser_init(&p, "ptshared", usage, CLI_POLICY | CLI_JSON | CLI_HTML |
+			CLI_RECORD | CLI_TOP | CLI_FAULTS, own, "");
+	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1 };
 	uint64_t fd;
 	char err[128];
 	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
 			o->socket = optarg;
@@ -98,40 +85,21 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		case 'S':
 			o->report_socket = optarg;
 			break;
-		case 'P':
-			o->policies = optarg;
-			break;
 		case 'i':
 			if (cli_u64(optarg, &o->interval_s) ||
 			    o->interval_s > INTERVAL_MAX)
-				return bad("bad interval (seconds, at most a day)", optarg);
-			break;
-		case 'j':
-			o->json = optarg;
-			break;
-		case 'H':
-			o->html = optarg;
+				return cli_usage_error(&p, "bad interval (seconds, at "
+						       "most a day)", optarg);
 			break;
 		case 't':
 			o->text = optarg;
 			break;
-		case 'r':
-			o->record = optarg;
-			break;
-		case 'n':
-			if (cli_u64(optarg, &o->top))
-				return bad("bad number", optarg);
-			break;
 		case 'R':
 			if (cli_u64(optarg, &fd) || fd > INT_MAX ||
 			    fcntl((int)fd, F_GETFD) < 0)
-				return bad("--ready-fd is not an open file descriptor",
-					   optarg);
+				return cli_usage_error(&p, "--ready-fd is not an open "
+						       "file descriptor", optarg);
 			o->ready_fd = (int)fd;
-			break;
-		case 'f':
-			if (cli_faults(optarg, &o->faults))
-				return bad("--faults is table, all or off, not", optarg);
 			break;
 		case 'u':
 			if (access_allow_users(optarg, err, sizeof(err))) {
@@ -142,27 +110,30 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 			break;
 		case 'm':
 			if (cli_u64(optarg, &o->max_clients) || !o->max_clients)
-				return bad("bad --max-clients (at least 1)", optarg);
+				return cli_usage_error(&p, "bad --max-clients (at least 1)",
+						       optarg);
 			break;
 		case 'M':
 			if (cli_u64(optarg, &o->max_per_user) || !o->max_per_user)
-				return bad("bad --max-clients-per-user (at least 1)",
-					   optarg);
+				return cli_usage_error(&p, "bad --max-clients-per-user "
+						       "(at least 1)", optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
 		}
 	}
+	if (p.status >= 0)
+		return p.status;
 	if (optind < argc)
-		return bad("unexpected argument", argv[optind]);
+		return cli_usage_error(&p, "unexpected argument", argv[optind]);
 	if (!o->socket) {
 		fputs("ptshared: --socket PATH is required\n", stderr);
 		usage(stderr);
 		return 2;
 	}
+	o->policies = p.v.policies;
+	o->json = p.v.json;
+	o->html = p.v.html;
+	o->record = p.v.record;
+	o->top = p.v.top_n;
+	o->faults = p.v.faults_mode;
 	return -1;
 }
