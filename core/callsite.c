@@ -8,21 +8,7 @@
 #include <string.h>
 
 #include "callsite.h"
-
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*arr, n * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
+#include "ptshare/grow.h"
 
 int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n)
 {
@@ -30,7 +16,7 @@ int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].kind == MM_OBJ_ANON || !(v[i].prot & MM_PROT_EXEC))
 			continue;
-		if (grow((void **)&m->r, &m->cap, m->n + 1, sizeof(*m->r)))
+		if (grow_array((void **)&m->r, &m->cap, m->n + 1, sizeof(*m->r)))
 			return -ENOMEM;
 		m->r[m->n++] = (struct code_range){
 			v[i].start, v[i].end, v[i].offset,
@@ -43,7 +29,7 @@ int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n)
 int code_map_copy(struct code_map *dst, const struct code_map *src)
 {
 	dst->n = 0;
-	if (grow((void **)&dst->r, &dst->cap, src->n, sizeof(*dst->r)))
+	if (grow_array((void **)&dst->r, &dst->cap, src->n, sizeof(*dst->r)))
 		return -ENOMEM;
 	if (src->n)
 		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
@@ -146,8 +132,10 @@ uint32_t callsites_intern(struct callsites *t, const struct code_map *code,
 	size_t i = find_slot(t, f, n, hash);
 	if (t->slot[i])
 		return t->slot[i];
-	if (grow((void **)&t->frames, &t->cap_frames, t->nframes + n, sizeof(*f)) ||
-	    grow((void **)&t->sites, &t->cap_sites, t->nsites + 1, sizeof(*t->sites)))
+	if (grow_array((void **)&t->frames, &t->cap_frames, t->nframes + n,
+		       sizeof(*f)) ||
+	    grow_array((void **)&t->sites, &t->cap_sites, t->nsites + 1,
+		       sizeof(*t->sites)))
 		return 0;
 	memcpy(&t->frames[t->nframes], f, n * sizeof(*f));
 	t->sites[t->nsites++] = (struct callsite_entry){

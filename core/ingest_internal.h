@@ -9,6 +9,7 @@
 #include "callsite.h"
 #include "ingest.h"
 #include "proc_image.h"
+#include "ptshare/grow.h"
 #include "ptshare/procfs.h"
 #include "ptshare/ptr_map.h"
 
@@ -127,7 +128,6 @@ bool session_end_if_over(struct ingest *g, struct session *s);
 /* Its held records applied: a connection that closed meanwhile ends. */
 void held_released(struct ingest *g, struct session *s);
 void release_held(struct ingest *g, struct session *s, struct ingest_action *act);
-int grow_array(void **arr, size_t *cap, size_t need, size_t size);
 
 /* One model operation, the same for every world. */
 struct op {

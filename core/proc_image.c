@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "proc_image.h"
+#include "ptshare/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,17 +31,10 @@ static int scan_mappings(int fd, struct proc_image *img)
 				priv_file ? 0 : PROCFS_SCAN_NO_FILE, &part);
 		if (r < 0)
 			break;
-		r = 0;
-		if (img->nruns + part.n > img->cap_runs) {
-			size_t cap = 2 * (img->nruns + part.n);
-			struct mm_run *runs = realloc(img->runs, cap * sizeof(*runs));
-			if (!runs) {
-				r = -ENOMEM;
-				break;
-			}
-			img->runs = runs;
-			img->cap_runs = cap;
-		}
+		r = grow_array((void **)&img->runs, &img->cap_runs,
+			       img->nruns + part.n, sizeof(*img->runs));
+		if (r)
+			break;
 		for (size_t k = 0; k < part.n; k++) {
 			struct mm_run *m = &img->runs[img->nruns++];
 			uint8_t not_anon = priv_file ? PROCFS_PAGE_FILE | PROCFS_PAGE_ZERO

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Building the report from the worlds. */
 #include "report.h"
+#include "ptshare/grow.h"
 #include "ptshare/wire.h"
 #include "symbols.h"
 
@@ -105,14 +106,8 @@ struct collect {
 static int collect_vma(const struct mm_vma_info *v, void *arg)
 {
 	struct collect *c = arg;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		struct vma_entry *e = realloc(c->e, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		c->e = e;
-		c->cap = cap;
-	}
+	if (grow_array((void **)&c->e, &c->cap, c->n + 1, sizeof(*c->e)))
+		return -ENOMEM;
 	c->e[c->n++] = (struct vma_entry){ *v, c->pid, c->world };
 	return 0;
 }
@@ -203,15 +198,9 @@ static const char *keep(struct report *r, const char *s, int *err)
 	if (!s)
 		return NULL;
 	char *copy = NULL;
-	if (r->nstrings == r->cap_strings) {
-		size_t cap = r->cap_strings ? 2 * r->cap_strings : 64;
-		char **p = realloc(r->strings, cap * sizeof(*p));
-		if (p) {
-			r->strings = p;
-			r->cap_strings = cap;
-		}
-	}
-	if (r->nstrings < r->cap_strings && (copy = strdup(s)))
+	if (!grow_array((void **)&r->strings, &r->cap_strings, r->nstrings + 1,
+			sizeof(*r->strings)) &&
+	    (copy = strdup(s)))
 		r->strings[r->nstrings++] = copy;
 	else
 		*err = -ENOMEM;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ptshare/grow.h"
 #include "symbols.h"
 
 #define DEBUG_DIR "/usr/lib/debug/.build-id/"
@@ -188,14 +189,8 @@ static struct object *object_of(struct symbols *s, const char *path)
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->o[i].path, path))
 			return &s->o[i];
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		struct object *o = realloc(s->o, cap * sizeof(*o));
-		if (!o)
-			return NULL;
-		s->o = o;
-		s->cap = cap;
-	}
+	if (grow_array((void **)&s->o, &s->cap, s->n + 1, sizeof(*s->o)))
+		return NULL;
 	struct object *o = &s->o[s->n];
 	if (object_open(o, path)) {
 		object_close(o);

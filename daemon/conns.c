@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "conns.h"
+#include "ptshare/grow.h"
 
 /* Where id is, or would go, in t->open (sorted by id). */
 static size_t index_of(const struct conns *t, uint32_t id)
@@ -47,14 +48,9 @@ static bool user_add(struct conns *t, uint32_t uid)
 		t->users[i].nopen++;
 		return true;
 	}
-	if (t->nusers == t->cap_users) {
-		size_t cap = t->cap_users ? 2 * t->cap_users : 8;
-		struct conns_user *p = realloc(t->users, cap * sizeof(*p));
-		if (!p)
-			return false;
-		t->users = p;
-		t->cap_users = cap;
-	}
+	if (grow_array((void **)&t->users, &t->cap_users, t->nusers + 1,
+		       sizeof(*t->users)))
+		return false;
 	memmove(&t->users[i + 1], &t->users[i], (t->nusers - i) * sizeof(*t->users));
 	t->users[i] = (struct conns_user){ uid, 1 };
 	t->nusers++;
@@ -75,14 +71,9 @@ struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 		       uint32_t uid)
 {
 	struct conn *c;
-	if (t->nopen == t->cap_open) {
-		size_t cap = t->cap_open ? 2 * t->cap_open : 64;
-		struct conn **p = realloc(t->open, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		t->open = p;
-		t->cap_open = cap;
-	}
+	if (grow_array((void **)&t->open, &t->cap_open, t->nopen + 1,
+		       sizeof(*t->open)))
+		return NULL;
 	if (!(c = calloc(1, sizeof(*c))))
 		return NULL;
 	if (!user_add(t, uid)) {

@@ -12,6 +12,7 @@
 
 #include "access.h"
 #include "loop.h"
+#include "ptshare/grow.h"
 #include "recv.h"
 
 #define SQ_ENTRIES 512
@@ -386,16 +387,11 @@ static void readable(struct loop *l, struct conn *c, int res)
 /* Opened once the batch is done (see conn_open). */
 static void queue_accepted(struct loop *l, int fd)
 {
-	if (l->naccepted == l->cap_accepted) {
-		size_t cap = l->cap_accepted ? 2 * l->cap_accepted : 16;
-		int *p = realloc(l->accepted, cap * sizeof(*p));
-		if (!p) {
-			fputs("ptshared: out of memory: a process not traced\n", stderr);
-			close(fd);
-			return;
-		}
-		l->accepted = p;
-		l->cap_accepted = cap;
+	if (grow_array((void **)&l->accepted, &l->cap_accepted, l->naccepted + 1,
+		       sizeof(*l->accepted))) {
+		fputs("ptshared: out of memory: a process not traced\n", stderr);
+		close(fd);
+		return;
 	}
 	l->accepted[l->naccepted++] = fd;
 }

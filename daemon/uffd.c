@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ptshare/grow.h"
 #include "ptshare/wire.h"
 #include "uffd.h"
 
@@ -91,14 +92,8 @@ int uffd_start(struct uffd *u, uint32_t mode)
 /* Room for one more range at index i. */
 static int make_room(struct uffd *u, size_t i)
 {
-	if (u->nr == u->cap) {
-		size_t cap = u->cap ? 2 * u->cap : 8;
-		struct uffd_range *p = realloc(u->r, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		u->r = p;
-		u->cap = cap;
-	}
+	if (grow_array((void **)&u->r, &u->cap, u->nr + 1, sizeof(*u->r)))
+		return -ENOMEM;
 	memmove(&u->r[i + 1], &u->r[i], (u->nr - i) * sizeof(*u->r));
 	u->nr++;
 	return 0;
@@ -204,13 +199,8 @@ static int splice_ranges(struct uffd *u, size_t i, size_t j,
 		  const struct uffd_range *with, size_t n)
 {
 	size_t nr = u->nr - (j - i) + n;
-	if (nr > u->cap) {
-		struct uffd_range *p = realloc(u->r, nr * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		u->r = p;
-		u->cap = nr;
-	}
+	if (grow_array((void **)&u->r, &u->cap, nr, sizeof(*u->r)))
+		return -ENOMEM;
 	if (u->nr > j)
 		memmove(&u->r[i + n], &u->r[j], (u->nr - j) * sizeof(*u->r));
 	if (n)

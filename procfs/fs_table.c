@@ -26,11 +26,8 @@
 static int fs_add(struct procfs_fs_table *t, uint64_t dev,
 		  enum mm_obj_kind kind, uint32_t huge_shift)
 {
-	struct procfs_fs *fs = procfs_grow(t->fs, &t->cap, t->n + 1, sizeof(*fs));
-
-	if (!fs)
+	if (grow_array((void **)&t->fs, &t->cap, t->n + 1, sizeof(*t->fs)))
 		return -ENOMEM;
-	t->fs = fs;
 	t->fs[t->n++] = (struct procfs_fs){ dev, kind, huge_shift };
 	return 0;
 }

@@ -96,11 +96,9 @@ static int parse_text(struct procfs_maps *m, const struct procfs_fs_table *fs)
 				return err;
 			continue;
 		}
-		struct procfs_vma *vmas =
-			procfs_grow(m->vmas, &m->cap, m->n + 1, sizeof(*vmas));
-		if (!vmas)
+		if (grow_array((void **)&m->vmas, &m->cap, m->n + 1,
+			       sizeof(*m->vmas)))
 			return -ENOMEM;
-		m->vmas = vmas;
 		if (!parse_header(line, text, &m->vmas[m->n]))
 			return -EPROTO;
 		m->n++;

@@ -44,13 +44,10 @@ int procfs_list_pids(struct procfs_pids *out)
 		int32_t pid = name_pid(e->d_name);
 		if (!pid)
 			continue;
-		int32_t *pids = procfs_grow(out->pids, &out->cap, out->n + 1,
-					    sizeof(*pids));
-		if (!pids) {
-			err = -ENOMEM;
+		err = grow_array((void **)&out->pids, &out->cap, out->n + 1,
+				 sizeof(*out->pids));
+		if (err)
 			break;
-		}
-		out->pids = pids;
 		out->pids[out->n++] = pid;
 	}
 	closedir(d);

@@ -7,13 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptshare/grow.h"
 #include "ptshare/procfs.h"
-
-/*
- * Grows array (cap elements of size elem) to hold need elements: the array,
- * perhaps moved, or NULL (and array untouched) when memory is short.
- */
-void *procfs_grow(void *array, size_t *cap, size_t need, size_t elem);
 
 /* The shift of a power of two (a page size); 0 for 0. */
 static inline uint32_t procfs_log2(uint64_t v)

@@ -12,22 +12,6 @@
 /* Most status files fit at once; maps files double from here. */
 #define PROCFS_READ_MIN 4096
 
-void *procfs_grow(void *array, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return array;
-	size_t ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return NULL;
-		ncap *= 2;
-	}
-	void *n = realloc(array, ncap * elem);
-	if (n)
-		*cap = ncap;
-	return n;
-}
-
 int procfs_open(int pid, const char *name)
 {
 	char path[64];
@@ -49,12 +33,8 @@ static int text_reserve(struct procfs_text *t)
 
 	if (need <= t->cap)
 		return 0;
-	char *data = procfs_grow(t->data, &t->cap,
-				 need > PROCFS_READ_MIN ? need : PROCFS_READ_MIN, 1);
-	if (!data)
-		return -ENOMEM;
-	t->data = data;
-	return 0;
+	return grow_array((void **)&t->data, &t->cap,
+			  need > PROCFS_READ_MIN ? need : PROCFS_READ_MIN, 1);
 }
 
 /*
@@ -112,11 +92,8 @@ int procfs_read_file(int pid, const char *name, struct procfs_text *t,
 
 int procfs_text_set(struct procfs_text *t, const char *text, size_t len)
 {
-	char *data = procfs_grow(t->data, &t->cap, len + 1, 1);
-
-	if (!data)
+	if (grow_array((void **)&t->data, &t->cap, len + 1, 1))
 		return -ENOMEM;
-	t->data = data;
 	memcpy(t->data, text, len);
 	t->data[len] = '\0';
 	t->len = len;

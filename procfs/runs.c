@@ -18,14 +18,9 @@ int procfs_runs_append(struct procfs_runs *r, uint64_t start, uint64_t end,
 	}
 	/* Both arrays share cap: grow pages first with a copy of it. */
 	size_t cap = r->cap;
-	uint8_t *p = procfs_grow(r->pages, &cap, r->n + 1, sizeof(*p));
-	if (!p)
+	if (grow_array((void **)&r->pages, &cap, r->n + 1, sizeof(*r->pages)) ||
+	    grow_array((void **)&r->runs, &r->cap, r->n + 1, sizeof(*r->runs)))
 		return -ENOMEM;
-	r->pages = p;
-	struct mm_run *runs = procfs_grow(r->runs, &r->cap, r->n + 1, sizeof(*runs));
-	if (!runs)
-		return -ENOMEM;
-	r->runs = runs;
 	r->runs[r->n] = (struct mm_run){ start, end, huge, false };
 	r->pages[r->n++] = pages;
 	return 0;
