@@ -11,11 +11,9 @@ static int output_open(struct output *o, const char *path, FILE *dflt)
 	*o = (struct output){ path ? path : "stderr", dflt };
 	if (!path)
 		return 0;
-	if (!strcmp(path, "-")) {
-		*o = (struct output){ "stdout", stdout };
-		return 0;
-	}
-	if (!(o->f = cli_create_private(path))) {
+	if (!strcmp(path, "-"))
+		o->name = "stdout";
+	if (!(o->f = cli_output_open(path))) {
 		fprintf(stderr, "ptshared: cannot write %s: %s\n", path,
 			strerror(errno));
 		return -1;
@@ -28,14 +26,12 @@ static int output_close(struct output *o)
 {
 	if (!o->f)
 		return 0;
-	bool standard = o->f == stdout || o->f == stderr;
 	errno = 0;
-	int r = ferror(o->f) | (standard ? fflush(o->f) : fclose(o->f));
-	if (r)
-		fprintf(stderr, "ptshared: writing %s: %s\n", o->name,
-			errno ? strerror(errno) : "write error");
+	int err = cli_output_close(o->f);
+	if (err)
+		fprintf(stderr, "ptshared: writing %s: %s\n", o->name, strerror(err));
 	o->f = NULL;
-	return r ? -1 : 0;
+	return err ? -1 : 0;
 }
 
 int outputs_open(struct outputs *out, const struct daemon_options *o)

@@ -12,6 +12,7 @@
 #include "cli_options.h"
 #include "commands.h"
 #include "proc_image.h"
+#include "ptshare/grow.h"
 #include "report.h"
 
 struct snapshot {
@@ -51,24 +52,10 @@ static void usage(FILE *f)
 	      f);
 }
 
-#define GROW(arr, n, cap)                                                       \
-	((n) < (cap) ||                                                         \
-	 grow((void **)&(arr), &(cap), sizeof(*(arr))) == 0)
-
-static int grow(void **arr, size_t *cap, size_t size)
-{
-	size_t n = *cap ? 2 * *cap : 64;
-	void *p = realloc(*arr, n * size);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 static int skip(struct snapshot *s, int pid, int err, const char *what)
 {
-	if (!GROW(s->skips, s->nskips, s->cap_skips))
+	if (grow_array((void **)&s->skips, &s->cap_skips, s->nskips + 1,
+		       sizeof(*s->skips)))
 		return -ENOMEM;
 	struct report_skip *k = &s->skips[s->nskips++];
 	k->pid = (uint32_t)pid;
@@ -84,7 +71,8 @@ static int add_names(struct snapshot *s, const struct procfs_maps *maps)
 		struct mm_mapping m;
 		if (v->kind == MM_OBJ_ANON || !*v->path || procfs_vma_mapping(v, &m))
 			continue;
-		if (!GROW(s->objects, s->nobjects, s->cap_objects))
+		if (grow_array((void **)&s->objects, &s->cap_objects, s->nobjects + 1,
+			       sizeof(*s->objects)))
 			return -ENOMEM;
 		char *name;
 		if (asprintf(&name, "%s%s", v->path, v->deleted ? " (deleted)" : "") < 0)
@@ -125,7 +113,8 @@ static int take(struct snapshot *s, int pid)
 		r = skip(s, pid, r, why_unreadable(r)) ? -ENOMEM : 1;
 		goto out;
 	}
-	if (!GROW(s->procs, s->nprocs, s->cap_procs) || add_names(s, &img.maps)) {
+	if (grow_array((void **)&s->procs, &s->cap_procs, s->nprocs + 1,
+		       sizeof(*s->procs)) || add_names(s, &img.maps)) {
 		r = -ENOMEM;
 		goto out;
 	}
