@@ -47,12 +47,10 @@ static int modify_range(struct mm_world *w, struct mm_space *mm,
 int mm_protect(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
 	       uint32_t prot)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	if ((r = mm_check_range(w, addr, len)))
 		return r;
 	if (prot & ~(MM_PROT_READ | MM_PROT_WRITE | MM_PROT_EXEC))
@@ -98,12 +96,10 @@ static int check_advice(struct mm_world *w, struct mm_space *mm,
 int mm_advise(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
 	      enum mm_advice advice)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	if ((r = mm_check_range(w, addr, len)))
 		return r;
 	if ((unsigned)advice >= MM_ADV_NR)

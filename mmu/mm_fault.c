@@ -65,12 +65,10 @@ static struct mm_vma *fault_vma(struct mm_world *w, struct mm_space *mm,
 
 int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	struct mm_vma *v = fault_vma(w, mm, addr, write, &r);
 	if (!v)
 		return r;
@@ -120,12 +118,10 @@ static int populate_in(struct mm_world *w, struct mm_space *mm,
 int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
 		   uint64_t len, bool write)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	if (!len)
 		return 0;
 	if ((r = mm_check_range(w, addr, len)))
@@ -357,12 +353,10 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
 	       const struct mm_run *runs, size_t nruns)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	if ((r = check_observation(w, mm, start, end, runs, nruns)))
 		return r;
 	uint64_t newly = 0;

@@ -96,12 +96,10 @@ static int fork_vma(struct fork_ctx *f, struct mm_space *parent)
 
 int mm_fork(struct mm_world *w, uint32_t ppid, uint32_t cpid)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *parent = mm_lookup(w, ppid);
+	int r;
+	struct mm_space *parent = mm_begin_on(w, ppid, &r);
 	if (!parent)
-		return -ESRCH;
+		return r;
 	if (mm_find(w, cpid))
 		return mm_fail(w, -EEXIST, "process %u already exists", cpid);
 	struct mm_space *child = mm_space_new(w, cpid);

@@ -97,7 +97,9 @@ int mm_fail(struct mm_world *w, int err, const char *fmt, ...)
 int mm_nomem(struct mm_world *w, const char *what);
 int mm_begin(struct mm_world *w);
 struct mm_space *mm_find(const struct mm_world *w, uint32_t pid);
-struct mm_space *mm_lookup(struct mm_world *w, uint32_t pid);
+/* Every public operation on one process starts here: its space, or NULL
+ * with *err set (-ESRCH when the model has no such process). */
+struct mm_space *mm_begin_on(struct mm_world *w, uint32_t pid, int *err);
 struct mm_space *mm_space_new(struct mm_world *w, uint32_t pid);
 int mm_check_range(struct mm_world *w, uint64_t addr, uint64_t len);
 

@@ -40,12 +40,10 @@ static int check_mapping(struct mm_world *w, const struct mm_mapping *m)
 
 int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	uint64_t end = m->addr + m->len;
 	if ((r = check_mapping(w, m)))
 		return r;
@@ -83,12 +81,10 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 
 int mm_unmap(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	if ((r = mm_check_range(w, addr, len)) ||
 	    (r = vma_check_huge_edges(w, mm, addr, addr + len)))
 		return r;

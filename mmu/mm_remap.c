@@ -191,12 +191,10 @@ static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
 int mm_remap(struct mm_world *w, uint32_t pid, uint64_t old, uint64_t old_len,
 	     uint64_t new, uint64_t new_len, uint32_t flags)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	if ((r = check_remap(w, mm, old, old_len, new, new_len, flags)))
 		return r;
 	if (new == old) {

@@ -101,11 +101,13 @@ struct mm_space *mm_find(const struct mm_world *w, uint32_t pid)
 	return ptr_map_get(&w->procs, ptr_map_hash(pid), proc_is, &pid);
 }
 
-struct mm_space *mm_lookup(struct mm_world *w, uint32_t pid)
+struct mm_space *mm_begin_on(struct mm_world *w, uint32_t pid, int *err)
 {
-	struct mm_space *mm = mm_find(w, pid);
-	if (!mm)
-		mm_fail(w, -ESRCH, "no process %u in the model", pid);
+	struct mm_space *mm = NULL;
+	if ((*err = mm_begin(w)))
+		return NULL;
+	if (!(mm = mm_find(w, pid)))
+		*err = mm_fail(w, -ESRCH, "no process %u in the model", pid);
 	else
 		w->hint = mm;
 	return mm;
@@ -161,24 +163,20 @@ int mm_create(struct mm_world *w, uint32_t pid)
 
 int mm_exec(struct mm_world *w, uint32_t pid)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	mm_teardown(w, mm);
 	return 0;
 }
 
 int mm_exit(struct mm_world *w, uint32_t pid)
 {
-	int r = mm_begin(w);
-	if (r)
-		return r;
-	struct mm_space *mm = mm_lookup(w, pid);
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
-		return -ESRCH;
+		return r;
 	mm_teardown(w, mm);
 	ptr_map_del(&w->procs, ptr_map_hash(pid), mm);
 	if (mm->prev)
