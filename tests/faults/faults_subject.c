@@ -163,15 +163,6 @@ static char *span_up(char *p)
 	return (char *)(((uintptr_t)p + SPAN - 1) & ~(SPAN - 1));
 }
 
-static int wait_child(pid_t pid)
-{
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid");
-	return status;
-}
-
 static size_t spans_of(size_t pages)
 {
 	return (pages * PAGE + SPAN - 1) / SPAN;

@@ -118,18 +118,6 @@ static void assert_mode(const char *path, mode_t mode)
 	assert_int_equal(st.st_uid, geteuid());
 }
 
-/* Whether the test may do what only root may (CI runs as root): fails
- * under CI=true when not root, skips otherwise. */
-static void require_root(void)
-{
-	const char *ci = getenv("CI");
-	if (!geteuid())
-		return;
-	if (ci && !strcmp(ci, "true"))
-		fail_msg("this test needs root (CI runs as root)");
-	skip();
-}
-
 static void test_default_private(void **state)
 {
 	struct daemon_run d;

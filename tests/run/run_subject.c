@@ -33,15 +33,6 @@
 
 extern char **environ;
 
-static int wait_child(pid_t pid)
-{
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid");
-	return status;
-}
-
 /* A line on stdin: the test's go-ahead. */
 static void wait_for_test(void)
 {

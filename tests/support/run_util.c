@@ -309,6 +309,16 @@ void cleanup_leftovers(void)
 		}
 }
 
+void require_root(void)
+{
+	const char *ci = getenv("CI");
+	if (!geteuid())
+		return;
+	if (ci && !strcmp(ci, "true"))
+		fail_msg("this test needs root (CI runs as root)");
+	skip();
+}
+
 /* Whether one of the NUL-separated words of /proc/PID/cmdline is a path
  * to ptshared (or valgrind's wrapped ptshared.real). */
 static bool runs_ptshared(long pid)

@@ -76,6 +76,9 @@ extern char run_tmpdir[64];
 int run_tmpdir_setup(void **state);
 int run_tmpdir_teardown(void **state);
 
+/* For what only root may do (CI runs as root): fails the test under
+ * CI=true when not root, skips it otherwise. */
+void require_root(void);
 /* The daemon `ptshare run` (c) started: the child whose command line
  * names ptshared (under valgrind, its comm is valgrind's); or the test
  * fails. */

@@ -4,7 +4,7 @@
  * dying with a word on stderr and exit status 100, which no scenario
  * returns; printing a line at once, since their output is compared byte for
  * byte and a fork must not copy buffered text; anonymous memory mapped and
- * touched page by page.  Header-only: the subjects are built without the
+ * touched page by page; a child waited for.  Header-only: the subjects are built without the
  * sanitizers and without the test libraries.  Include after _GNU_SOURCE.
  */
 #ifndef PTSHARE_TESTS_SUBJECT_H
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #define SUBJECT_PAGE 4096UL
 
@@ -50,6 +51,16 @@ static inline void *map_anon(size_t len, int flags)
 	if (p == MAP_FAILED)
 		die("mmap");
 	return p;
+}
+
+/* The status of child pid, however often a signal interrupts the wait. */
+static inline int wait_child(pid_t pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid");
+	return status;
 }
 
 #endif

@@ -86,15 +86,6 @@ static uint64_t scratch_sum(size_t len, uint64_t seed)
 	return h;
 }
 
-static int wait_child(pid_t pid)
-{
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid");
-	return status;
-}
-
 /* "exit N" or "signal N", for the output. */
 static const char *status_text(int status)
 {

@@ -133,13 +133,3 @@ uint64_t stream_u64(const struct jr_value *doc, const char *name)
 		fail_msg("the report has no %s", path);
 	return v;
 }
-
-void require_root(void)
-{
-	const char *ci = getenv("CI");
-	if (!geteuid())
-		return;
-	if (ci && !strcmp(ci, "true"))
-		fail_msg("this test needs root (CI runs as root)");
-	skip();
-}

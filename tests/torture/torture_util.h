@@ -52,8 +52,4 @@ size_t finals_with_records(const struct jr_value *doc, uint64_t records);
 /* stream.<name> of the report. */
 uint64_t stream_u64(const struct jr_value *doc, const char *name);
 
-/* Whether the tests may need what only root has (CI runs as root): fails
- * under CI=true when not root, skips otherwise. */
-void require_root(void);
-
 #endif
