@@ -51,7 +51,7 @@ static void map_part(struct ingest *g, struct session *s,
 			.offset = k->kind == MM_OBJ_ANON ? 0 : k->offset + (start - k->start),
 			.obj = { k->kind, k->dev, k->ino },
 			.prot = k->prot, .flags = k->flags,
-			.huge_shift = k->huge_shift, .fixed = true,
+			.huge_shift = k->huge_shift, .fixed = true, .listed = true,
 		},
 	};
 	if (apply_op(g, s, &o))

@@ -75,7 +75,8 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 	if (o)
 		object_link(o, v, NULL);
 	vma_insert(mm, v);
-	vma_merge_around(mm, m->addr, end);
+	if (!m->listed)
+		vma_merge_around(mm, m->addr, end);
 	return 0;
 }
 

@@ -105,6 +105,7 @@ int procfs_vma_mapping(const struct procfs_vma *v, struct mm_mapping *out)
 		.obj = { v->kind, anon ? 0 : v->dev, anon ? 0 : v->ino },
 		.prot = v->prot,
 		.huge_shift = v->huge_shift,
+		.listed = true,
 	};
 	if (v->shared)
 		out->flags |= MM_VMA_SHARED;

@@ -288,6 +288,42 @@ static void child_adopted_before_fork(void **state)
 	assert_int_equal(ingest_report(f->g)->stream.refused, 1);
 }
 
+/*
+ * Two mappings of one file, contiguous in it and alike in what /proc shows,
+ * that /proc lists apart (a library's read-only data, and its RELRO: the
+ * kernel keeps them apart by VM_ACCOUNT, which /proc/PID/maps does not
+ * show) stay apart in the model.  Merged, the RELRO's anonymous pages made
+ * the whole a VMA that fork copies, and a child got a table for the other
+ * one's span that the kernel never gave it (PostgreSQL's children, +4 kB).
+ */
+static void listed_mappings_stay_apart(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 700, 0, &act);
+	const uint64_t ro_end = BASE + 2 * MIB + 64 * 1024;
+	struct pts_ck_vma v[2] = {
+		{ .start = BASE + MIB, .end = ro_end, .offset = 0,
+		  .kind = MM_OBJ_FILE, .dev = 8, .ino = 9, .prot = MM_PROT_READ },
+		{ .start = ro_end, .end = ro_end + 64 * 1024,
+		  .offset = ro_end - (BASE + MIB),
+		  .kind = MM_OBJ_FILE, .dev = 8, .ino = 9, .prot = MM_PROT_READ },
+	};
+	struct pts_ck_run runs[2] = {
+		{ BASE + MIB, BASE + MIB + 4096, 0, 0 },          /* file page */
+		{ ro_end, ro_end + 4096, PTS_RUN_ANON, 0 },      /* COW page */
+	};
+	checkpoint(f, 700, v, 2, runs, 2, 16);
+	struct mm_proc_stats st;
+	assert_int_equal(mm_proc_stats(f->ws.w[0], 700, &st), 0);
+	assert_int_equal(st.vmas, 2);
+	struct pts_fork fk = { .child = 701 };
+	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
+	hello(f, 701, PTS_HELLO_FORKED, &act);
+	/* The RELRO's span alone is copied: PUD, PMD and one PTE table. */
+	assert_int_equal(tables(f, 0, 701), 3);
+}
+
 /* Records that are malformed, out of order or from an unknown connection
  * are refused and counted; the others keep being served. */
 static void hostile(void **state)
@@ -405,6 +441,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(child_done_before_fork, setup, teardown),
 		cmocka_unit_test_setup_teardown(child_gone_before_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(child_adopted_before_fork, setup, teardown),
+		cmocka_unit_test_setup_teardown(listed_mappings_stay_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(reconcile_from_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(record_after_checkpoint, setup, teardown),
