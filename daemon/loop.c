@@ -18,7 +18,8 @@
 #define SQ_ENTRIES 512
 #define CQ_ENTRIES 4096
 /* Completions handled between two submissions.  Each queues at most two
- * requests, so the submission queue never fills. */
+ * requests, so they alone never fill the submission queue (sqe_get says
+ * what may). */
 #define BATCH 128
 /* Packets read from one connection at once: after a completion, and when
  * all are read (the timer's checkpoints, the end of the run). */
