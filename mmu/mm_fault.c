@@ -57,8 +57,12 @@ static struct mm_vma *fault_vma(struct mm_world *w, struct mm_space *mm,
 			       (unsigned long long)addr);
 		return NULL;
 	}
-	/* A write to a private page is a copy-on-write: anon_vma_prepare(). */
-	if (write && !(v->flags & MM_VMA_SHARED) && !v->anon)
+	/* A write to a private page is a copy-on-write: anon_vma_prepare().
+	 * A read of private anonymous memory maps the zero page, except on a
+	 * kernel without one, where do_anonymous_page() allocates the page
+	 * and the anon_vma as for a write. */
+	bool anon_page = write || (w->no_zero_page && vma_is_anonymous(v));
+	if (anon_page && !(v->flags & MM_VMA_SHARED) && !v->anon)
 		v->anon = ++w->next_anon;
 	return v;
 }

@@ -66,6 +66,8 @@ struct mm_world {
 	uint64_t max_tables;      /* of them, 0: no limit */
 	uint64_t findings[MM_FINDING_NR];
 	uint32_t next_anon;
+	bool no_zero_page;        /* a read of private anonymous memory
+				   * allocates its page (mm_world_set_zero_page) */
 	bool poisoned;
 	char err[256];
 };

@@ -57,6 +57,11 @@ void mm_world_limit_tables(struct mm_world *w, uint64_t max)
 	w->max_tables = max;
 }
 
+void mm_world_set_zero_page(struct mm_world *w, bool zero_page)
+{
+	w->no_zero_page = !zero_page;
+}
+
 const char *mm_world_error(const struct mm_world *w)
 {
 	return w->err;

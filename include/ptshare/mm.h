@@ -208,6 +208,17 @@ size_t mm_world_table_bytes(const struct mm_world *w);
 void mm_world_limit_tables(struct mm_world *w, uint64_t max);
 
 /*
+ * Whether the kernel maps the shared zero page on a read fault in private
+ * anonymous memory (true, the default, as stock kernels do).  A kernel
+ * where mm_forbids_zeropage() holds allocates an anonymous page instead
+ * (do_anonymous_page()), and with it the VMA's anon_vma: such a read then
+ * gives the VMA anon pages as a write does, and fork copies its tables.
+ * A fact of the kernel the processes ran on; set before the first
+ * operation.
+ */
+void mm_world_set_zero_page(struct mm_world *w, bool zero_page);
+
+/*
  * Where this world's policy diverges from the posted patch it models
  * (see docs/model.md, "Findings").  Returns the number of kinds.
  */

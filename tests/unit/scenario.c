@@ -71,6 +71,12 @@ int sc_teardown(void **state)
 	return 0;
 }
 
+void sc_zero_page(struct sc *s, bool zero_page)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		mm_world_set_zero_page(s->w[i], zero_page);
+}
+
 static const char *wname(const struct sc *s, unsigned i)
 {
 	const struct mm_policy *p = mm_world_policy(s->w[i]);

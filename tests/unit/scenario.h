@@ -81,6 +81,10 @@ int sc_teardown(void **state);
 #define SC_TEST(f) cmocka_unit_test_setup_teardown(f, sc_setup, sc_teardown)
 #define SC_TEST_PUD(f) cmocka_unit_test_setup_teardown(f, sc_setup_pud, sc_teardown)
 
+/* The kernel every world models maps the zero page on a read fault in
+ * private anonymous memory (the default), or not: mm_world_set_zero_page. */
+void sc_zero_page(struct sc *s, bool zero_page);
+
 /* Mappings. */
 struct mm_mapping sc_anon(uint64_t addr, uint64_t len, uint32_t prot);
 struct mm_mapping sc_obj(uint32_t kind, uint64_t ino, uint64_t addr,

@@ -80,6 +80,32 @@ static void fault_anon_pages(void **state)
 	sc_faults(s, W_ALL, 1, 3, 0);
 }
 
+/* On a kernel without the zero page a read fault in private anonymous
+ * memory allocates an anonymous page: the VMA gets anon pages, as on a
+ * write.  A read of a private file mapping (page cache) or of shared
+ * memory does not give any. */
+static void fault_read_without_zero_page(void **state)
+{
+	struct sc *s = *state;
+	const uint64_t f = BASE + GiB(1), m = BASE + GiB(2);
+
+	sc_zero_page(s, false);
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_anon(BASE, MiB(2), P_RW), ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_FILE, FILE_F, f, MiB(2), 0, P_RW, 0), ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_SHMEM, 7, m, MiB(1), 0, P_RW, MM_VMA_SHARED),
+	       ALL(0));
+
+	sc_fault(s, 1, BASE, RD, ALL(1));
+	sc_fault(s, 1, f, RD, ALL(1));
+	sc_fault(s, 1, m, RD, ALL(1));
+	sc_vmas(s, W_ALL, 1, { BASE, BASE + MiB(2), P_RW, 0, true },
+		{ f, f + MiB(2), P_RW, 0, false },
+		{ m, m + MiB(1), P_RW, MM_VMA_SHARED, false });
+	sc_tables(s, W_ALL, 1, 3, 3, 1); /* a PTE + PMD per GiB, one PUD */
+	sc_faults(s, W_ALL, 1, 3, 0);
+}
+
 /* A shared mapping never gets anon pages, even on write. */
 static void fault_shared_write_no_anon_pages(void **state)
 {
@@ -130,6 +156,7 @@ int main(void)
 		SC_TEST(fault_allocates_path),
 		SC_TEST(fault_new_gib_and_pud_spans),
 		SC_TEST(fault_anon_pages),
+		SC_TEST(fault_read_without_zero_page),
 		SC_TEST(fault_shared_write_no_anon_pages),
 		SC_TEST(fault_hugetlb_2m),
 		SC_TEST(fault_hugetlb_1g),

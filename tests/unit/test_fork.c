@@ -54,6 +54,24 @@ static void fork_skips_anon_without_anon_pages(void **state)
 	sc_tables(s, W_ALL, 2, 1, 1, 1);
 }
 
+/* Without the zero page the same read gives the VMA anon pages: fork
+ * copies its tables and the page. */
+static void fork_copies_anon_read_without_zero_page(void **state)
+{
+	struct sc *s = *state;
+
+	sc_zero_page(s, false);
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_anon(BASE, MiB(2), P_RW), ALL(0));
+	sc_fault(s, 1, BASE, RD, ALL(1));
+	sc_fork(s, 1, 2, ALL(0));
+	sc_tables(s, W_ALL, 2, 1, 1, 1);
+	sc_forkwork(s, W_ALL, 2, 3, 1, 0); /* PUD + PMD + PTE; 1 page */
+	sc_vmas(s, W_ALL, 2, { BASE, BASE + MiB(2), P_RW, 0, true });
+	sc_fault(s, 2, BASE, RD, ALL(0)); /* present: copied */
+	sc_faults(s, W_ALL, 2, 0, 0);
+}
+
 /* Shared (shmem, file) mappings without anon pages are not copied: the
  * child faults them back.  Both are < 2 MiB, so no policy shares them. */
 static void fork_skips_shared(void **state)
@@ -217,6 +235,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		SC_TEST(fork_copies_anon),
 		SC_TEST(fork_skips_anon_without_anon_pages),
+		SC_TEST(fork_copies_anon_read_without_zero_page),
 		SC_TEST(fork_skips_shared),
 		SC_TEST(fork_private_file),
 		SC_TEST(fork_copies_empty_pte_table),

@@ -4,8 +4,8 @@
  * built-in policy take the same random mappings (private and shared,
  * small and hugetlb, with holes and forbidding protections), forks,
  * transparent huge pages seen by a checkpoint, and populates of random
- * ranges, one world by range and the other page by
- * page.  The returns must agree (the count of pages that were faults, or
+ * ranges, one world by range and the other page by page, on a kernel
+ * with the zero page and on one without.  The returns must agree (the count of pages that were faults, or
  * the refusal of the first page refused), and so must everything after:
  * every process's tables, shared tables, faults and anon pages, the
  * world's tables, and which pages are present (one more fault of every
@@ -59,6 +59,37 @@ static int fault_pages(struct mm_world *w, uint32_t pid, uint64_t addr,
 		assert_int_equal(ra_, rb_);                                 \
 	} while (0)
 
+/* A process's mappings, as far as they may differ here. */
+struct vma_list {
+	struct { uint64_t start, end; bool anon_pages; } v[1024];
+	size_t n;
+};
+
+static int collect(const struct mm_vma_info *vma, void *arg)
+{
+	struct vma_list *l = arg;
+	if (l->n == sizeof(l->v) / sizeof(l->v[0]))
+		return -1;
+	l->v[l->n].start = vma->start;
+	l->v[l->n].end = vma->end;
+	l->v[l->n++].anon_pages = vma->anon_pages;
+	return 0;
+}
+
+static void same_vmas(struct mm_world *w[2], uint32_t pid)
+{
+	static struct vma_list a, b;
+	a.n = b.n = 0;
+	assert_int_equal(mm_proc_vmas(w[0], pid, collect, &a), 0);
+	assert_int_equal(mm_proc_vmas(w[1], pid, collect, &b), 0);
+	assert_int_equal(a.n, b.n);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_int_equal(a.v[i].start, b.v[i].start);
+		assert_int_equal(a.v[i].end, b.v[i].end);
+		assert_int_equal(a.v[i].anon_pages, b.v[i].anon_pages);
+	}
+}
+
 static void same_state(struct mm_world *w[2])
 {
 	struct mm_proc_stats a[PROCS], b[PROCS];
@@ -71,6 +102,7 @@ static void same_state(struct mm_world *w[2])
 		assert_memory_equal(a[i].shared, b[i].shared, sizeof(a[i].shared));
 		assert_int_equal(a[i].faults, b[i].faults);
 		assert_int_equal(a[i].vmas, b[i].vmas);
+		same_vmas(w, a[i].pid);
 	}
 	assert_int_equal(mm_check(w[0]), 0);
 	assert_int_equal(mm_check(w[1]), 0);
@@ -110,13 +142,16 @@ static struct mm_mapping random_mapping(uint64_t *x)
 	return m;
 }
 
-static void one_policy(const struct mm_policy *p, uint64_t seed)
+static void one_policy(const struct mm_policy *p, uint64_t seed,
+		       bool zero_page)
 {
 	struct mm_world *w[2] = { mm_world_new(p), mm_world_new(p) };
 	uint64_t x = seed;
 	uint32_t nprocs = 1;
 	assert_non_null(w[0]);
 	assert_non_null(w[1]);
+	mm_world_set_zero_page(w[0], zero_page);
+	mm_world_set_zero_page(w[1], zero_page);
 	BOTH(mm_create, 1);
 	BOTH(mm_map, 1, &(struct mm_mapping){ .addr = BASE, .len = WINDOW,
 		.prot = MM_PROT_READ | MM_PROT_WRITE, .obj = { MM_OBJ_ANON, 0, 0 } });
@@ -176,8 +211,9 @@ static void range_as_pages(void **state)
 		&mm_policy_aslr_tolerant, &mm_policy_hugetlb_pmd,
 	};
 	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
-		for (uint64_t seed = 1; seed <= 4; seed++)
-			one_policy(policies[i], 0x9e3779b97f4a7c15ULL * seed);
+		for (uint64_t seed = 1; seed <= 4; seed++) /* odd: zero page */
+			one_policy(policies[i], 0x9e3779b97f4a7c15ULL * seed,
+				   seed % 2);
 }
 
 /* What the range version is for: a 64 MiB populate (the most a record may
