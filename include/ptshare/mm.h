@@ -213,8 +213,8 @@ void mm_world_limit_tables(struct mm_world *w, uint64_t max);
  * where mm_forbids_zeropage() holds allocates an anonymous page instead
  * (do_anonymous_page()), and with it the VMA's anon_vma: such a read then
  * gives the VMA anon pages as a write does, and fork copies its tables.
- * A fact of the kernel the processes ran on; set before the first
- * operation.
+ * A fact of the kernel the processes ran on (procfs_zero_page() asks
+ * it); set before the first operation.
  */
 void mm_world_set_zero_page(struct mm_world *w, bool zero_page);
 

@@ -3,7 +3,8 @@
  * Page presence: the exact runs PAGEMAP_SCAN reports for pages this test
  * populated itself (with MADV_POPULATE_*, so no access of its own touches
  * anything else), the same through the 8-byte pagemap entries, the
- * walk_end quirk past 512 regions, THP, and a process that goes away.
+ * walk_end quirk past 512 regions, THP, a process that goes away, and the
+ * probe of whether a read maps the zero page, against smaps.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,6 +58,22 @@ static void populate(uint64_t first, uint64_t last, int advice)
 	assert_int_equal(madvise((void *)AT(first), (last - first) * PAGE, advice), 0);
 }
 
+/* What the tests of the mixed mappings hold, released by the teardown
+ * however the test ends (a failed assertion leaves it at once). */
+struct mixed {
+	int fd; /* our pagemap */
+	struct procfs_runs runs;
+	struct procfs_maps maps;
+	int zero_page; /* procfs_zero_page() */
+};
+
+/* What a read of private anonymous memory maps here: the zero page, or
+ * an anonymous page (no bit) on a kernel without one. */
+static uint8_t read_anon(const struct mixed *m)
+{
+	return m->zero_page ? PROCFS_PAGE_ZERO : 0;
+}
+
 /*
  * Pages 0-63 private anonymous, 64-79 a memfd (shared), 80-83 a private
  * mapping of a 4-page file: the whole file is mapped, so the kernel's fault
@@ -64,6 +81,14 @@ static void populate(uint64_t first, uint64_t last, int advice)
  */
 static int mixed_setup(void **state)
 {
+	struct mixed *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	*state = m;
+	m->fd = procfs_pagemap_open(getpid());
+	assert_true(m->fd >= 0);
+	m->zero_page = procfs_zero_page();
+	assert_true(m->zero_page >= 0);
+
 	char path[] = "/tmp/ptshare-scan-XXXXXX";
 	char data[4 * PAGE];
 	int memfd = memfd_create("scan", MFD_CLOEXEC);
@@ -85,7 +110,7 @@ static int mixed_setup(void **state)
 	close(file);
 
 	populate(0, 3, MADV_POPULATE_WRITE);
-	populate(5, 6, MADV_POPULATE_READ); /* the zero page */
+	populate(5, 6, MADV_POPULATE_READ); /* the zero page, if any */
 	populate(10, 20, MADV_POPULATE_WRITE);
 	populate(63, 64, MADV_POPULATE_WRITE);
 	populate(64, 68, MADV_POPULATE_WRITE);
@@ -97,13 +122,22 @@ static int mixed_setup(void **state)
 
 static int mixed_teardown(void **state)
 {
+	struct mixed *m = *state;
 	munmap((void *)AT(0), 84 * PAGE);
+	if (m) {
+		procfs_runs_free(&m->runs);
+		procfs_maps_free(&m->maps);
+		if (m->fd >= 0)
+			close(m->fd);
+		free(m);
+	}
 	return 0;
 }
 
+/* [1].pages is read_anon(). */
 static const struct want_run mixed_want[] = {
 	{ 0, 3, false, 0 },
-	{ 5, 6, false, PROCFS_PAGE_ZERO },
+	{ 5, 6, false, 0 },
 	{ 10, 20, false, 0 },
 	{ 63, 64, false, 0 },
 	{ 64, 72, false, PROCFS_PAGE_FILE },
@@ -114,52 +148,71 @@ static const struct want_run mixed_want[] = {
 
 static void test_exact_runs(void **state)
 {
-	struct procfs_runs r = { 0 };
-	int fd = procfs_pagemap_open(getpid());
+	struct mixed *m = *state;
+	struct procfs_runs *r = &m->runs;
+	struct want_run want[sizeof(mixed_want) / sizeof(mixed_want[0])];
 
-	assert_true(fd >= 0);
-	assert_int_equal(procfs_scan(fd, AT(0), AT(96), 0, &r), 0);
-	assert_true(r.exact);
-	assert_runs(&r, mixed_want, sizeof(mixed_want) / sizeof(mixed_want[0]));
+	memcpy(want, mixed_want, sizeof(want));
+	want[1].pages = read_anon(m);
+	assert_int_equal(procfs_scan(m->fd, AT(0), AT(96), 0, r), 0);
+	assert_true(r->exact);
+	assert_runs(r, want, sizeof(want) / sizeof(want[0]));
 
 	/* Runs are clipped to the range; the struct is refilled. */
 	static const struct want_run clipped[] = {
 		{ 12, 15, false, 0 },
 	};
-	assert_int_equal(procfs_scan(fd, AT(12), AT(15), 0, &r), 0);
-	assert_runs(&r, clipped, 1);
-	assert_int_equal(procfs_scan(fd, AT(20), AT(63), 0, &r), 0);
-	assert_int_equal(r.n, 0);
-	procfs_runs_free(&r);
-	close(fd);
+	assert_int_equal(procfs_scan(m->fd, AT(12), AT(15), 0, r), 0);
+	assert_runs(r, clipped, 1);
+	assert_int_equal(procfs_scan(m->fd, AT(20), AT(63), 0, r), 0);
+	assert_int_equal(r->n, 0);
 }
 
 /* Without the file bit, runs differ only where the rest differs. */
 static void test_runs_without_file(void **state)
 {
-	static const struct want_run want[] = {
+	struct mixed *m = *state;
+	struct want_run want[] = {
 		{ 0, 3, false, 0 },
-		{ 5, 6, false, PROCFS_PAGE_ZERO },
+		{ 5, 6, false, read_anon(m) },
 		{ 10, 20, false, 0 },
 		{ 63, 72, false, 0 },
 		{ 80, 84, false, 0 },
 	};
-	struct want_run entries_want[5];
-	struct procfs_runs r = { 0 };
-	int fd = procfs_pagemap_open(getpid());
 
-	assert_true(fd >= 0);
-	assert_int_equal(procfs_scan(fd, AT(0), AT(96), PROCFS_SCAN_NO_FILE, &r), 0);
-	assert_runs(&r, want, 5);
+	assert_int_equal(procfs_scan(m->fd, AT(0), AT(96), PROCFS_SCAN_NO_FILE,
+				     &m->runs), 0);
+	assert_runs(&m->runs, want, 5);
 
 	/* The entries cannot see the zero page: it reads as anonymous. */
-	memcpy(entries_want, want, sizeof(want));
-	entries_want[1].pages = 0;
-	assert_int_equal(procfs_scan(fd, AT(0), AT(96),
-				     PROCFS_SCAN_NO_FILE | PROCFS_SCAN_PAGEMAP_ENTRIES, &r), 0);
-	assert_runs(&r, entries_want, 5);
-	procfs_runs_free(&r);
-	close(fd);
+	want[1].pages = 0;
+	assert_int_equal(procfs_scan(m->fd, AT(0), AT(96),
+				     PROCFS_SCAN_NO_FILE | PROCFS_SCAN_PAGEMAP_ENTRIES,
+				     &m->runs), 0);
+	assert_runs(&m->runs, want, 5);
+}
+
+/*
+ * The probe against smaps, which counts a page as anonymous by its struct
+ * page: the fixture's private anonymous mapping holds 14 written pages
+ * and page 5, read, which is anonymous exactly where the probe says the
+ * kernel has no zero page.
+ */
+static void test_zero_page_probe(void **state)
+{
+	struct mixed *m = *state;
+	const struct procfs_vma *v = NULL;
+
+	print_message("a read of private anonymous memory maps %s\n",
+		      m->zero_page ? "the zero page" : "an anonymous page");
+	assert_int_equal(procfs_maps_read(getpid(), NULL, PROCFS_MAPS_SMAPS,
+					  &m->maps), 0);
+	for (size_t i = 0; i < m->maps.n && !v; i++)
+		if (m->maps.vmas[i].start == AT(0))
+			v = &m->maps.vmas[i];
+	assert_non_null(v);
+	assert_int_equal(v->end, AT(64));
+	assert_int_equal(v->smaps.anonymous, (m->zero_page ? 14 : 15) * PAGE);
 }
 
 /* Page by page: 0 absent, else 1 | what the page is << 1. */
@@ -398,6 +451,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exact_runs, mixed_setup,
 						mixed_teardown),
 		cmocka_unit_test_setup_teardown(test_runs_without_file,
+						mixed_setup, mixed_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_page_probe,
 						mixed_setup, mixed_teardown),
 		cmocka_unit_test_setup_teardown(test_entries_match_ioctl,
 						mixed_setup, mixed_teardown),
