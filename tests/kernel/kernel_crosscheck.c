@@ -9,7 +9,9 @@
  * MADV_DONTNEED; steps run by the child while the parent holds the same
  * mappings; one MAP_FIXED replacement and one MREMAP_DONTUNMAP as well).
  * The same steps are fed to a `linux` model world (pid 1 is the
- * parent, 2 and 3 the children), and after EVERY step the model's table
+ * parent, 2 and 3 the children), told what procfs_zero_page() says of this
+ * kernel (whether a read of private anonymous memory maps the zero page:
+ * that decides what fork copies), and after EVERY step the model's table
  * count of each live process must equal the kernel's, exactly, and
  * mm_check() must pass.  One line per step and process shows model against
  * kernel.
@@ -63,7 +65,9 @@
  *
  * Scripting notes (kernel facts the steps rely on; see DESIGN.md section
  * 5 and docs/model.md): a read fault in private anonymous memory maps the
- * zero page and creates no anon_vma, a write does; adjacent private
+ * zero page and creates no anon_vma, a write does (a kernel without the
+ * zero page allocates a page on the read and creates the anon_vma, as on
+ * the write: the notes say what each kind of kernel does); adjacent private
  * anonymous mappings merge and share the anon_vma; fork copies the tables
  * of VMAs with an anon_vma only; a table is freed at munmap only when no
  * VMA is left in its span (MAP_FIXED over a mapping frees like munmap);
@@ -99,6 +103,7 @@
 
 #include "ptshare/mm.h"
 #include "ptshare/policy.h"
+#include "ptshare/procfs.h"
 
 #include "kc_proto.h"
 
@@ -178,19 +183,23 @@ static const struct step script[] = {
 	MMAP('P', O_ANON, A_ANON, 8 * MiB, RW, MAP_PRIVATE, 0,
 	     "mmap anon private rw 8 MiB @anon [no table]"),
 	TOUCH('P', A_ANON, 2 * MiB, 4 * KiB, READ,
-	      "read every page of anon span 0 (zero page, no anon_vma) [+PUD +PMD +PTE]"),
+	      "read every page of anon span 0 (the zero page, no anon_vma; without "
+	      "it, anonymous pages and the anon_vma) [+PUD +PMD +PTE]"),
 	TOUCH('P', A_ANON + 2 * MiB, 2 * MiB, 64 * KiB, WRITE,
-	      "write anon span 1 (the VMA gets an anon_vma) [+PTE]"),
+	      "write anon span 1 (the VMA gets an anon_vma, where the read gave "
+	      "it none) [+PTE]"),
 	MMAP('P', O_ANON, A_ANON + 8 * MiB, 4 * MiB, RW, MAP_PRIVATE, 0,
 	     "mmap anon rw 4 MiB right after it (merges, shares the anon_vma) [0]"),
 	TOUCH('P', A_ANON + 8 * MiB + 4 * KiB, 4 * KiB, 4 * KiB, READ,
-	      "read one page of the merged-in part (zero page) [+PTE]"),
+	      "read one page of the merged-in part (the zero page, or an "
+	      "anonymous page) [+PTE]"),
 	TOUCH('P', A_ANON + 4 * MiB, 64 * KiB, 4 * KiB, WRITE,
 	      "write 64 KiB of anon span 2 [+PTE]"),
 	MMAP('P', O_ANON, A_ANON + 64 * MiB, 2 * MiB, RW, MAP_PRIVATE, 0,
 	     "mmap anon rw 2 MiB @anon+64M, not adjacent [0]"),
 	TOUCH('P', A_ANON + 64 * MiB, 2 * MiB, 256 * KiB, READ,
-	      "read it only (zero page: no anon_vma, not copied at fork) [+PTE]"),
+	      "read it only (the zero page: no anon_vma, not copied at fork; "
+	      "without it, an anon_vma: copied) [+PTE]"),
 	MMAP('P', O_ANON, A_MISC, 2 * MiB, RW, MAP_PRIVATE, 0,
 	     "mmap anon rw 2 MiB @misc (own 1 GiB) [0]"),
 	TOUCH('P', A_MISC, 4 * KiB, 4 * KiB, WRITE,
@@ -229,8 +238,9 @@ static const struct step script[] = {
 	/* fork, and the child working while the parent holds the mappings. */
 	{ .who = 'P', .op = KC_OP_FORK,
 	  .what = "fork: child copies anon_vma VMAs only [child: PUD, PMD anon "
-		  "+ 4 PTE (incl. the merged-in zero-page span), PMD misc (empty), "
-		  "PMD file + 2 PTE (private written)]" },
+		  "+ 4 PTE (incl. the merged-in span, only read), PMD misc "
+		  "(empty), PMD file + 2 PTE (private written); without the zero "
+		  "page also the PTE of the anon VMA only read]" },
 	TOUCH('C', A_SHM, 4 * MiB, 2 * MiB, WRITE,
 	      "child writes shmem, 2 spans (not copied: faults its own) [C +PMD +2 PTE]"),
 	TOUCH('C', A_FILE, 4 * KiB, 4 * KiB, READ,
@@ -240,7 +250,8 @@ static const struct step script[] = {
 	TOUCH('C', A_SYSV + 2 * MiB, 4 * KiB, 4 * KiB, WRITE,
 	      "child writes the SysV segment [C +PMD +PTE]"),
 	TOUCH('C', A_ANON + 64 * MiB, 4 * KiB, 4 * KiB, READ,
-	      "child reads the zero-page-only anon VMA [C +PTE]"),
+	      "child reads the anon VMA only read [C +PTE; without the zero "
+	      "page +0: copied at fork]"),
 	MUNMAP('C', A_ANON + 8 * MiB, 4 * MiB,
 	       "child munmaps the merged-in 4 MiB (spans 4-5 left empty) [C -PTE]"),
 	MREMAP('C', A_FILE + 32 * MiB, 4 * MiB, A_MOVE, 4 * MiB, MOVE_FIXED,
@@ -288,7 +299,8 @@ static const struct step script[] = {
 	       "mremap it to @move+300M with MREMAP_DONTUNMAP, aligned (the table "
 	       "moves; the old VMA stays, empty, and loses its anon_vma) [0]"),
 	TOUCH('P', A_ANON + 2 * MiB, 4 * KiB, 4 * KiB, READ,
-	      "read the old range (zero page) [+PTE; not copied at the next fork]"),
+	      "read the old range [+PTE; the zero page: not copied at the next "
+	      "fork; without it, an anon_vma again: copied]"),
 	MMAP('P', O_ANON, A_SHM, 2 * MiB, RW, MAP_PRIVATE | MAP_FIXED, 0,
 	     "mmap anon MAP_FIXED over the shmem's first 2 MiB (the replaced span "
 	     "is left with no old VMA: its table is freed) [-PTE]"),
@@ -303,7 +315,8 @@ static const struct step script[] = {
 	{ .who = 'C', .op = KC_OP_EXIT, .what = "child exits" },
 	{ .who = 'P', .op = KC_OP_FORK,
 	  .what = "fork a second child [child: PUD, PMD anon + PTE, PMD misc, "
-		  "PMD move + 6 PTE]" },
+		  "PMD move + 6 PTE; without the zero page also the PTE of the anon "
+		  "VMA only read and the old range read]" },
 	MREMAP('C', A_MOVE + 129 * MiB, 4 * MiB, A_MOVE + 259 * MiB, 4 * MiB, MOVE_FIXED,
 	       "child 2 mremaps the moved anon block to @move+259M: edges move "
 	       "entries, the middle 2 MiB is aligned on both sides and moves its "
@@ -431,6 +444,20 @@ static struct mm_object_id fd_id(int fd, uint32_t kind)
 }
 
 /* ------------------------------------------------------------------ */
+
+/* Whether this kernel maps the zero page on a read of private anonymous
+ * memory.  A kernel that cannot say (no PAGEMAP_SCAN) is taken as a stock
+ * one: if it is not, the first fork's step says so. */
+static bool kernel_zero_page(void)
+{
+	int zp = procfs_zero_page();
+	if (zp < 0 && zp != -EOPNOTSUPP)
+		fatal("procfs_zero_page: %s", strerror(-zp));
+	printf("kernel: a read of private anonymous memory maps %s%s\n",
+	       zp ? "the zero page" : "an anonymous page",
+	       zp < 0 ? " (taken: the kernel cannot say)" : "");
+	return zp != 0;
+}
 
 static void setup_objects(void)
 {
@@ -777,6 +804,7 @@ int main(void)
 	struct mm_world *w = mm_world_new(&mm_policy_linux);
 	if (!w)
 		fatal("mm_world_new failed");
+	mm_world_set_zero_page(w, kernel_zero_page());
 	if (mm_create(w, 1) < 0)
 		fatal("mm_create: %s", mm_world_error(w));
 
