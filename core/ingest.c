@@ -251,6 +251,7 @@ static size_t body_size(uint16_t type)
 	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
 	case PTS_FAULT: return sizeof(struct pts_fault);
 	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
+	case PTS_ZERO_PAGE: return sizeof(struct pts_zero_page);
 	default: return 0;
 	}
 }
@@ -589,6 +590,11 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		}
 		return;
 	}
+	case PTS_ZERO_PAGE:
+		for (size_t k = 0; k < g->ws->n; k++)
+			mm_world_set_zero_page(g->ws->w[k],
+				((const struct pts_zero_page *)r)->zero_page);
+		return;
 	}
 	if (h->type >= PTS_CK_BEGIN)
 		apply_checkpoint(g, s, h);
@@ -715,6 +721,15 @@ void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err)
 		.pid = pid, .mode = mode, .err = err,
 	};
 	apply(g, pid, 0, &r, NULL);
+}
+
+void ingest_zero_page(struct ingest *g, bool zero_page)
+{
+	struct pts_zero_page r = {
+		.h = { .type = PTS_ZERO_PAGE, .size = sizeof(r), .time_ns = now_ns() },
+		.zero_page = zero_page,
+	};
+	apply(g, 0, 0, &r, NULL);
 }
 
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,

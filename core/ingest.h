@@ -78,6 +78,11 @@ void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags);
  * errno that turned them off for it. */
 void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err);
 
+/* Whether the kernel maps the zero page on a read fault in private
+ * anonymous memory (procfs_zero_page()): the worlds' faults follow it, and
+ * the trace keeps it.  Before any connection. */
+void ingest_zero_page(struct ingest *g, bool zero_page);
+
 /* Applies one record of a trace: the subject's pid, the connection it came
  * on (0 for checkpoint records), and the record. */
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,

@@ -20,6 +20,7 @@
 #include "loop.h"
 #include "options.h"
 #include "outputs.h"
+#include "ptshare/procfs.h"
 
 /*
  * SIGTERM ends the run, and SIGINT unless it was ignored when we started:
@@ -93,6 +94,14 @@ static void stop_listening(int fd, const char *path)
 	unlink(path);
 }
 
+/* Whether a read of private anonymous memory maps the zero page here, as
+ * the model must know (docs/model.md, fault).  A kernel that cannot say
+ * (no PAGEMAP_SCAN: before 6.7) is taken as a stock one, which maps it. */
+static bool kernel_zero_page(void)
+{
+	return procfs_zero_page() != 0;
+}
+
 /* Serves until the stop signal, then the last checkpoint and the report. */
 static int serve(struct ingest *g, const struct worlds *ws,
 		 const struct daemon_options *o, const sigset_t *stop,
@@ -124,6 +133,7 @@ static int serve(struct ingest *g, const struct worlds *ws,
 		.max_per_user = max_per_user,
 	};
 	ingest_fault_mode(g, 0, o->faults, 0);
+	ingest_zero_page(g, kernel_zero_page());
 	int r = loop_init(&l, g, &cfg);
 	if (r) {
 		fprintf(stderr, "ptshared: io_uring: %s%s\n", strerror(-r),

@@ -47,6 +47,7 @@ enum pts_rec_type {
 	/* daemon-made, kept in traces: page faults seen through userfaultfd */
 	PTS_FAULT = 120,
 	PTS_FAULT_MODE,
+	PTS_ZERO_PAGE,  /* what the kernel maps on a read of private anon memory */
 	/* `ptshare report` <-> daemon, on the report socket; never in traces */
 	PTS_REPORT_REQ = 128,
 	PTS_REPORT_DONE,
@@ -240,6 +241,19 @@ struct pts_fault_mode {
 	int32_t pid;
 	uint32_t mode;        /* enum pts_faults */
 	int32_t err;          /* with PTS_FAULTS_OFF for a process: errno */
+	uint32_t reserved;
+};
+
+/*
+ * Whether the daemon's kernel maps the shared zero page on a read fault in
+ * private anonymous memory (procfs_zero_page()), or an anonymous page, with
+ * the anon_vma that makes fork copy the tables: the worlds take it
+ * (mm_world_set_zero_page).  Made once, before any connection; a trace
+ * without one replays with the zero page, as on a stock kernel.
+ */
+struct pts_zero_page {
+	struct pts_hdr h;
+	uint32_t zero_page;   /* 1: the zero page; 0: an anonymous page */
 	uint32_t reserved;
 };
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "ingest.h"
+#include "trace.h"
 
 #define BASE 0x100000000000ULL
 #define MIB (1ULL << 20)
@@ -23,26 +24,49 @@
 struct fixture {
 	struct worlds ws;
 	struct ingest *g;
+	FILE *trace;      /* what the ingest applied, or NULL */
 	uint32_t seq[64]; /* per connection */
 };
 
-static int setup(void **state)
+static struct fixture *fixture_new(FILE *trace)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	char err[128];
+	assert_non_null(f);
 	assert_int_equal(worlds_init(&f->ws, NULL, err, sizeof(err)), 0);
-	f->g = ingest_new(&f->ws, false, NULL);
+	f->g = ingest_new(&f->ws, false, trace);
 	assert_non_null(f->g);
-	*state = f;
+	f->trace = trace;
+	return f;
+}
+
+static void fixture_free(struct fixture *f)
+{
+	ingest_free(f->g);
+	worlds_free(&f->ws);
+	if (f->trace)
+		fclose(f->trace);
+	free(f);
+}
+
+static int setup(void **state)
+{
+	*state = fixture_new(NULL);
+	return 0;
+}
+
+/* The same, the records applied kept as a trace. */
+static int setup_traced(void **state)
+{
+	FILE *trace = tmpfile();
+	assert_non_null(trace);
+	*state = fixture_new(trace);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	ingest_free(f->g);
-	worlds_free(&f->ws);
-	free(f);
+	fixture_free(*state);
 	return 0;
 }
 
@@ -433,6 +457,45 @@ static void mmap_after_checkpoint(void **state)
 	assert_int_equal(s.mapped_bytes, 8 * MIB);
 }
 
+/* pid maps 2 MiB of private anonymous memory read-only with MAP_POPULATE
+ * (read faults), then forks child: the child's tables under linux. */
+static uint64_t read_populate_fork(struct fixture *f, int32_t pid,
+				   int32_t child)
+{
+	struct ingest_action act;
+	uint32_t c = hello(f, pid, 0, &act);
+	struct pts_mmap m = {
+		.addr = BASE, .len = 2 * MIB, .prot = PROT_READ, .fd = -1,
+		.flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
+	};
+	send_rec(f, c, &m, PTS_MMAP, sizeof(m), &act);
+	assert_int_equal(tables(f, 0, pid), 3); /* PUD + PMD + PTE */
+	struct pts_fork fk = { .child = child };
+	send_rec(f, c, &fk, PTS_FORK, sizeof(fk), &act);
+	hello(f, child, PTS_HELLO_FORKED, &act);
+	return tables(f, 0, child);
+}
+
+/* What a read of private anonymous memory maps travels in the trace: the
+ * read pages are an anonymous page, and fork copies their tables, after a
+ * PTS_ZERO_PAGE record that says so, live and replayed; without one (an
+ * older trace) they are the zero page, and it does not. */
+static void zero_page_in_trace(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(read_populate_fork(f, 700, 701), 0);
+	ingest_zero_page(f->g, false);
+	assert_int_equal(read_populate_fork(f, 800, 801), 3);
+
+	struct fixture *r = fixture_new(NULL);
+	struct trace_error te;
+	rewind(f->trace);
+	assert_int_equal(trace_replay(f->trace, r->g, &te), 0);
+	assert_int_equal(tables(r, 0, 701), 0);
+	assert_int_equal(tables(r, 0, 801), 3);
+	fixture_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +509,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(reconcile_from_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(record_after_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(mmap_after_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(zero_page_in_trace, setup_traced,
+						teardown),
 	};
 	return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
 }
