@@ -96,10 +96,16 @@ static void stop_listening(int fd, const char *path)
 
 /* Whether a read of private anonymous memory maps the zero page here, as
  * the model must know (docs/model.md, fault).  A kernel that cannot say
- * (no PAGEMAP_SCAN: before 6.7) is taken as a stock one, which maps it. */
+ * (no PAGEMAP_SCAN: before 6.7) is taken as a stock one, which maps it;
+ * so is one that could not be asked, which is said. */
 static bool kernel_zero_page(void)
 {
-	return procfs_zero_page() != 0;
+	int zp = procfs_zero_page();
+	if (zp < 0 && zp != -EOPNOTSUPP)
+		fprintf(stderr, "ptshared: cannot tell whether a read of private "
+			"anonymous memory maps the zero page (%s): taken as it "
+			"does\n", strerror(-zp));
+	return zp != 0;
 }
 
 /* Serves until the stop signal, then the last checkpoint and the report. */
