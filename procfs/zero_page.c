@@ -2,7 +2,7 @@
 /*
  * Whether this kernel maps the shared zero page on a read fault in private
  * anonymous memory, asked of one page of our own.  Stock kernels do; one
- * where mm_forbids_zeropage() holds (booted with pvm_no_zero_page=1, say)
+ * where mm_forbids_zeropage() holds, or one booted with pvm_no_zero_page=1,
  * allocates an anonymous page and the VMA's anon_vma, and fork then copies
  * the VMA's tables: the model must know which (mm_world_set_zero_page).
  */

@@ -231,7 +231,7 @@ void procfs_runs_free(struct procfs_runs *r);
 /*
  * Whether this kernel maps the shared zero page on a read fault in private
  * anonymous memory: 1 it does (stock kernels), 0 it allocates an anonymous
- * page (where mm_forbids_zeropage() holds: a kernel booted with
+ * page (as where mm_forbids_zeropage() holds; seen on a kernel booted with
  * pvm_no_zero_page=1), as the model's mm_world_set_zero_page() takes it.
  * Asked of a page of the caller's own, read once and scanned.
  * -EOPNOTSUPP without PAGEMAP_SCAN (before 6.7): the 8-byte entries cannot
