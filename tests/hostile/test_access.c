@@ -296,5 +296,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_per_user_limit, teardown),
 		cmocka_unit_test_teardown(test_refusals, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_group_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

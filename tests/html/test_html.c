@@ -47,12 +47,8 @@ static void assert_contains(const char *text, const char *what)
 
 static int setup(void **state)
 {
-	if (!access(CHROMIUM, X_OK))
-		return 0;
-	const char *ci = getenv("CI");
-	if (ci && !strcmp(ci, "true"))
-		fail_msg(CHROMIUM " is missing (Debian package chromium)");
-	skip();
+	if (access(CHROMIUM, X_OK))
+		test_skip(CHROMIUM " is missing (Debian package chromium)");
 	return 0;
 }
 
@@ -255,5 +251,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_and_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_group_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -40,6 +40,7 @@
 
 #include "json_read.h"
 #include "pg_cluster.h"
+#include "skip.h"
 
 #ifndef PTSHARE_PATH
 #error "PTSHARE_PATH must name the ptshare executable"
@@ -341,9 +342,6 @@ static void test_pgbench_under_ptshare_run(void **state)
 	check_faults(doc);
 	jr_free(doc);
 }
-
-/* ctest's SKIP_RETURN_CODE: the machine cannot run the test. */
-#define SKIPPED 77
 
 int main(void)
 {

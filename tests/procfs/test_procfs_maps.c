@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "ptshare/procfs.h"
+#include "skip.h"
 #include "subject.h"
 
 #define BASE 0x300000000000UL
@@ -394,8 +395,7 @@ static void test_hugetlbfs_in_child_namespace(void **state)
 	if (err) {
 		subject_stop(&s);
 		rmdir(dir);
-		print_message("no hugetlbfs mount here: %s\n", strerror(-err));
-		skip();
+		test_skip("no hugetlbfs mount here: %s", strerror(-err));
 	}
 	assert_int_equal(procfs_fs_table_read(s.pid, &fs), 0);
 	assert_int_equal(procfs_maps_read(s.pid, &fs, 0, &m), 0);
@@ -483,5 +483,5 @@ int main(void)
 		cmocka_unit_test(test_many_mappings),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_group_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

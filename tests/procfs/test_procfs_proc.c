@@ -22,6 +22,7 @@
 
 #include "ptshare/procfs.h"
 #include "procfs_internal.h" /* to read a maps file in two parts */
+#include "skip.h"
 #include "subject.h"
 
 static void test_list_pids(void **state)
@@ -85,7 +86,7 @@ static void test_status_kernel_thread(void **state)
 	uint64_t kb;
 
 	if (procfs_status_read(2, &st) || strcmp(st.name, "kthreadd"))
-		skip();
+		test_skip("pid 2 is not kthreadd in this pid namespace");
 	assert_false(st.has_mm);
 	assert_int_equal(st.ppid, 0);
 	assert_int_equal(procfs_vmpte_kb(2, &kb), -ENODATA);
@@ -312,5 +313,5 @@ int main(void)
 		cmocka_unit_test(test_vmpte_counts_tables),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_group_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

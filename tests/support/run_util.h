@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "json_read.h"
+#include "skip.h"
 
 /* Long enough for a checkpoint of 1 GiB under AddressSanitizer; a command
  * still running then is killed and the test fails. */
@@ -76,8 +77,8 @@ extern char run_tmpdir[64];
 int run_tmpdir_setup(void **state);
 int run_tmpdir_teardown(void **state);
 
-/* For what only root may do (CI runs as root): fails the test under
- * CI=true when not root, skips it otherwise. */
+/* For what only root may do (CI runs as root): test_skip() when not
+ * root. */
 void require_root(void);
 /* The daemon `ptshare run` (c) started: the child whose command line
  * names ptshared (under valgrind, its comm is valgrind's); or the test

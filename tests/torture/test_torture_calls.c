@@ -202,5 +202,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_setuid, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_exec_setgid, run_tmpdir_setup, run_tmpdir_teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_group_status(cmocka_run_group_tests(tests, NULL, NULL));
 }
