@@ -25,10 +25,10 @@
  *                   by the kernel at once) and one child.  ready PARENT CHILD
  *   zombie          a parent and a child that has exited and is not reaped.
  *                   ready PARENT ZOMBIE
- *   churn           a parent that forks a child every 5 ms; each maps and
- *                   touches 1-4 MiB and exits within 100 ms (SIGCHLD
- *                   ignored: the kernel reaps them).
- *                   ready PARENT
+ *   churn           a parent with one steady child, that forks a child
+ *                   every 5 ms; each maps and touches 1-4 MiB and exits
+ *                   within 100 ms (SIGCHLD ignored: the kernel reaps them).
+ *                   ready PARENT STEADY
  *   malloc          mallocs, touches and frees a lot, keeps part of it.
  *                   ready PID
  */
@@ -295,9 +295,13 @@ static _Noreturn void mode_zombie(void)
 
 static _Noreturn void mode_churn(void)
 {
+	pid_t steady = spawn();
+	if (steady == 0)
+		for (;;)
+			pause();
 	signal(SIGCHLD, SIG_IGN);
 	pid_t parent = getpid();
-	ready("ready %d\n", (int)parent);
+	ready("ready %d %d\n", (int)parent, (int)steady);
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (unsigned i = 0;; i++) {
