@@ -122,6 +122,31 @@ static void fork_private_file(void **state)
 	sc_tables(s, W_ALL, 2, 2, 2, 1);
 }
 
+/* A VM_PFNMAP/VM_MIXEDMAP VMA (a device's, io_uring's rings) is copied
+ * without anon pages: its pages cannot be faulted back (vma_needs_copy),
+ * here a shared one beside a shared mapping that is not. */
+static void fork_copies_pfnmap(void **state)
+{
+	struct sc *s = *state;
+	const uint64_t g = BASE + GiB(1);
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_FILE, FILE_F, BASE, MiB(1), 0, P_RW,
+			    MM_VMA_SHARED | MM_VMA_PFNMAP), ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_FILE, FILE_F + 1, g, MiB(1), 0, P_RW,
+			    MM_VMA_SHARED), ALL(0));
+	sc_fault(s, 1, BASE, WR, ALL(1));
+	sc_fault(s, 1, BASE + PG, RD, ALL(1));
+	sc_fault(s, 1, g, WR, ALL(1));
+	sc_tables(s, W_ALL, 1, 2, 2, 1);
+
+	sc_fork(s, 1, 2, ALL(0));
+	sc_tables(s, W_ALL, 2, 1, 1, 1);   /* the PFNMAP VMA's path only */
+	sc_forkwork(s, W_ALL, 2, 3, 2, 0); /* PUD + PMD + PTE; 2 pages */
+	sc_fault(s, 2, BASE + PG, RD, ALL(0));
+	sc_fault(s, 2, g, RD, ALL(1));
+}
+
 /* An empty PTE table in a copied VMA is still copied. */
 static void fork_copies_empty_pte_table(void **state)
 {
@@ -238,6 +263,7 @@ int main(void)
 		SC_TEST(fork_copies_anon_read_without_zero_page),
 		SC_TEST(fork_skips_shared),
 		SC_TEST(fork_private_file),
+		SC_TEST(fork_copies_pfnmap),
 		SC_TEST(fork_copies_empty_pte_table),
 		SC_TEST(fork_dontfork_wipeonfork),
 		SC_TEST(exec_drops_address_space),
