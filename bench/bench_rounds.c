@@ -29,6 +29,29 @@ double bench_median(const double *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+double bench_noise(const double *v, int n)
+{
+	double lo = v[0], hi = v[0], m = bench_median(v, n);
+	for (int i = 1; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	return m ? (hi - lo) / 2 / m : 0;
+}
+
+const char *bench_verdict(double value, double goal, bool at_least,
+			  double noise)
+{
+	static char buf[64];
+	double off = (value - goal) / goal;
+	if ((off < 0 ? -off : off) <= noise)
+		snprintf(buf, sizeof(buf), "within noise (%.1f%%)", 100 * noise);
+	else
+		snprintf(buf, sizeof(buf), "%s", (off > 0) == at_least
+			 ? "goal met" : "goal NOT met");
+	return buf;
+}
+
 int bench_pin(const char *who, const char *list)
 {
 	cpu_set_t set;

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_rounds.h"
 #include "ptshare/wire.h"
 
 #define CLIENTS 8
@@ -355,19 +356,21 @@ int main(int argc, char **argv)
 	double lone_d = lone_hellos();
 	daemon_stop(r);
 	rmdir(dir);
-	qsort(rate_t, repeat, sizeof(double), cmp_double);
-	qsort(rate_d, repeat, sizeof(double), cmp_double);
-	qsort(hello_t, repeat, sizeof(double), cmp_double);
-	qsort(hello_d, repeat, sizeof(double), cmp_double);
-	double t = rate_t[repeat / 2], d = rate_d[repeat / 2];
+	/* Each repeat's ratio: the reader and the daemon ran back to back. */
+	double ratio[32];
+	for (unsigned k = 0; k < repeat; k++)
+		ratio[k] = rate_d[k] / rate_t[k];
+	int n = (int)repeat;
+	double t = bench_median(rate_t, n), d = bench_median(rate_d, n);
+	double rt = bench_median(ratio, n), noise = bench_noise(ratio, n);
 	printf("ingest from %d clients, %u records each, median of %u:\n",
 	       CLIENTS, records, repeat);
 	printf("                  records/s  us/record  HELLO round trip: flooded  alone\n");
 	printf("  trivial reader %10.0f %10.3f %26.1f us %6.1f us\n", t, 1e6 / t,
-	       hello_t[repeat / 2] * 1e6, lone_t * 1e6);
+	       bench_median(hello_t, n) * 1e6, lone_t * 1e6);
 	printf("  ptshared       %10.0f %10.3f %26.1f us %6.1f us\n", d, 1e6 / d,
-	       hello_d[repeat / 2] * 1e6, lone_d * 1e6);
-	printf("  ratio %.2f (goal >= 0.8); %.3f us more per record\n", d / t,
-	       1e6 / d - 1e6 / t);
+	       bench_median(hello_d, n) * 1e6, lone_d * 1e6);
+	printf("  ratio %.2f +-%.1f%%; %.3f us more per record; goal >= 0.8: %s\n",
+	       rt, 100 * noise, 1e6 / d - 1e6 / t, bench_verdict(rt, 0.8, true, noise));
 	return 0;
 }
