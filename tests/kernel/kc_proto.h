@@ -31,6 +31,11 @@ enum kc_op {
 	KC_OP_REAP,       /* parent: waitpid(fd) */
 	KC_OP_PRETOUCH,   /* pre-touch everything outside the slot again */
 	KC_OP_QUIT,       /* parent: reply, then _exit(0) */
+	/* len prot flags fd off, mapped with no address: every gap above
+	 * addr + len (up to the stack) is held by a placeholder meanwhile,
+	 * so that the kernel's top-down search puts it at addr.  For what
+	 * refuses an address (io_uring's rings). */
+	KC_OP_MMAP_TOPDOWN,
 };
 
 struct kc_cmd {

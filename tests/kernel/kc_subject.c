@@ -219,6 +219,67 @@ static __attribute__((noinline)) void pregrow_stack(void)
 	pad[0] = 0;
 }
 
+/* Placeholders above the hole of a top-down mmap. */
+#define HOLDERS_MAX 256
+/* Below the stack's start, what get_unmapped_area never hands out
+ * anyway (the stack's guard gap and more). */
+#define STACK_MARGIN (64UL << 20)
+
+/*
+ * mmap with no address (KC_OP_MMAP_TOPDOWN): the kernel takes the highest
+ * gap below mmap_base that fits, and places the mapping at its top.  With
+ * every gap above c->addr + c->len held by a PROT_NONE placeholder (no
+ * pages, so no page table), that gap is the one ending at c->addr + c->len.
+ * The placeholders are removed afterwards.  The mapping's address, or -1.
+ */
+static long mmap_topdown(const struct kc_cmd *c)
+{
+	static uint64_t holder[HOLDERS_MAX][2];
+	size_t n = 0;
+	uint64_t above = c->addr + c->len, top = 0;
+
+	if (slurp("/proc/self/maps", maps_buf, sizeof maps_buf) < 0)
+		return -1;
+	for (const char *l = maps_buf; *l; ) {
+		const char *s = l;
+		uint64_t start = parse_hex(&s);
+		s++;
+		uint64_t end = parse_hex(&s);
+		const char *nl = strchr(l, '\n');
+		if (strstr(l, "[stack]") && (!nl || strstr(l, "[stack]") < nl))
+			top = start - STACK_MARGIN;
+		if (!top && start > above && n < HOLDERS_MAX) {
+			holder[n][0] = above;
+			holder[n++][1] = start;
+		}
+		above = end > above ? end : above;
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+	if (!top || n == HOLDERS_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	long r = -1;
+	size_t held = 0;
+	for (; held < n; held++) {
+		uint64_t end = holder[held][1] < top ? holder[held][1] : top;
+		if (end > holder[held][0] &&
+		    syscall(SYS_mmap, holder[held][0], end - holder[held][0],
+			    PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			    MAP_FIXED_NOREPLACE, -1, 0) == -1)
+			goto out;
+		holder[held][1] = end;
+	}
+	r = (long)syscall(SYS_mmap, 0, c->len, c->prot, c->flags, c->fd, c->off);
+out:
+	for (size_t i = 0; i < held; i++)
+		if (holder[i][1] > holder[i][0])
+			syscall(SYS_munmap, holder[i][0], holder[i][1] - holder[i][0]);
+	return r;
+}
+
 static void touch(uint64_t addr, uint64_t len, uint64_t stride, int write)
 {
 	for (uint64_t p = addr; p < addr + len; p += stride) {
@@ -303,6 +364,9 @@ static void serve(bool is_parent)
 				c.flags |= MAP_FIXED_NOREPLACE;
 			r = (long)syscall(SYS_mmap, c.addr, c.len, c.prot, c.flags,
 					  c.fd, c.off);
+			break;
+		case KC_OP_MMAP_TOPDOWN:
+			r = mmap_topdown(&c);
 			break;
 		case KC_OP_MUNMAP:
 			r = syscall(SYS_munmap, c.addr, c.len);

@@ -98,8 +98,11 @@
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/io_uring.h>
 
 #include "ptshare/mm.h"
 #include "ptshare/policy.h"
@@ -137,6 +140,7 @@ enum obj {
 	O_MEMFD,
 	O_FILE,
 	O_SYSV,
+	O_RING,  /* io_uring's SQ ring: VM_MIXEDMAP, populated by mmap itself */
 };
 
 struct step {
@@ -172,6 +176,11 @@ struct step {
 	{ .who = w, .op = KC_OP_MADVISE, .addr = R(a), .len = l, .flags = adv, \
 	  .what = d }
 #define MOVE_FIXED (MREMAP_MAYMOVE | MREMAP_FIXED)
+/* The ring, at a (it refuses any address: KC_OP_MMAP_TOPDOWN places it). */
+#define MMAP_RING(w, a, d) \
+	{ .who = w, .op = KC_OP_MMAP_TOPDOWN, .obj = O_RING, .addr = R(a), \
+	  .len = 4 * KiB, .prot = RW, .flags = MAP_SHARED, \
+	  .off = IORING_OFF_SQ_RING, .what = d }
 
 /*
  * The script.  The bracketed note after each description is the author's
@@ -206,6 +215,9 @@ static const struct step script[] = {
 	      "write one page of it [+PMD +PTE]"),
 	MADVISE('P', A_MISC, 2 * MiB, MADV_DONTNEED,
 		"MADV_DONTNEED its whole aligned span (one VMA) [-PTE; PMD stays]"),
+	MMAP_RING('P', A_MISC + 16 * MiB,
+		  "mmap an io_uring SQ ring @misc+16M (VM_MIXEDMAP: its page is "
+		  "inserted by mmap, and fork copies its table) [+PTE]"),
 
 	/* Shared memory: shmem, memfd, regular file, SysV. */
 	MMAP('P', O_SHMEM, A_SHM, 4 * MiB, RW, MAP_SHARED, 0,
@@ -237,10 +249,11 @@ static const struct step script[] = {
 
 	/* fork, and the child working while the parent holds the mappings. */
 	{ .who = 'P', .op = KC_OP_FORK,
-	  .what = "fork: child copies anon_vma VMAs only [child: PUD, PMD anon "
-		  "+ 4 PTE (incl. the merged-in span, only read), PMD misc "
-		  "(empty), PMD file + 2 PTE (private written); without the zero "
-		  "page also the PTE of the anon VMA only read]" },
+	  .what = "fork: child copies anon_vma and VM_MIXEDMAP VMAs only "
+		  "[child: PUD, PMD anon + 4 PTE (incl. the merged-in span, only "
+		  "read), PMD misc + the ring's PTE (the anon one empty), PMD file "
+		  "+ 2 PTE (private written); without the zero page also the PTE "
+		  "of the anon VMA only read]" },
 	TOUCH('C', A_SHM, 4 * MiB, 2 * MiB, WRITE,
 	      "child writes shmem, 2 spans (not copied: faults its own) [C +PMD +2 PTE]"),
 	TOUCH('C', A_FILE, 4 * KiB, 4 * KiB, READ,
@@ -314,9 +327,9 @@ static const struct step script[] = {
 	       "child munmaps the whole slot (delta must be 0: checks the probe baseline)"),
 	{ .who = 'C', .op = KC_OP_EXIT, .what = "child exits" },
 	{ .who = 'P', .op = KC_OP_FORK,
-	  .what = "fork a second child [child: PUD, PMD anon + PTE, PMD misc, "
-		  "PMD move + 6 PTE; without the zero page also the PTE of the anon "
-		  "VMA only read and the old range read]" },
+	  .what = "fork a second child [child: PUD, PMD anon + PTE, PMD misc + "
+		  "the ring's PTE, PMD move + 6 PTE; without the zero page also the "
+		  "PTE of the anon VMA only read and the old range read]" },
 	MREMAP('C', A_MOVE + 129 * MiB, 4 * MiB, A_MOVE + 259 * MiB, 4 * MiB, MOVE_FIXED,
 	       "child 2 mremaps the moved anon block to @move+259M: edges move "
 	       "entries, the middle 2 MiB is aligned on both sides and moves its "
@@ -340,12 +353,13 @@ static struct {
 	uint32_t child_mpid; /* its pid in the model */
 	long base_p, base_c; /* baselines, kB */
 	int pcmd, preply, ccmd, creply;
-	int memfd, filefd, shmid;
-	struct mm_object_id memfd_id, file_id;
+	int memfd, filefd, shmid, ringfd;
+	struct mm_object_id memfd_id, file_id, ring_id;
 	char dir[64], path[96];
 	int failures;
 	int first_failure;
-} kc = { .memfd = -1, .filefd = -1, .shmid = -1, .pcmd = -1, .ccmd = -1,
+} kc = { .memfd = -1, .filefd = -1, .shmid = -1, .ringfd = -1, .pcmd = -1,
+	 .ccmd = -1,
 	 .preply = -1, .creply = -1 };
 
 static void cleanup(void)
@@ -493,6 +507,16 @@ static void setup_objects(void)
 	kc.shmid = shmget(IPC_PRIVATE, SYSV_SIZE, IPC_CREAT | 0600);
 	if (kc.shmid < 0)
 		fatal("shmget: %s", strerror(errno));
+
+	/* 8 entries: the SQ ring (the CQ ring in the same mmap) fits a page. */
+	struct io_uring_params p = { 0 };
+	kc.ringfd = (int)syscall(SYS_io_uring_setup, 8, &p);
+	if (kc.ringfd < 0)
+		fatal("io_uring_setup: %s", strerror(errno));
+	if (p.sq_off.array + p.sq_entries * sizeof(uint32_t) > 4 * KiB ||
+	    !(p.features & IORING_FEAT_SINGLE_MMAP))
+		fatal("io_uring's SQ ring does not fit one page here");
+	kc.ring_id = fd_id(kc.ringfd, MM_OBJ_FILE);
 }
 
 static void start_subject(void)
@@ -506,7 +530,8 @@ static void start_subject(void)
 	if (pid < 0)
 		fatal("fork: %s", strerror(errno));
 	if (pid == 0) {
-		int keep[] = { pc[0], pr[1], cc[0], cr[1], kc.memfd, kc.filefd };
+		int keep[] = { pc[0], pr[1], cc[0], cr[1], kc.memfd, kc.filefd,
+			       kc.ringfd };
 		for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
 			if (fcntl(keep[i], F_SETFD, 0) < 0)
 				_exit(98);
@@ -620,6 +645,14 @@ static int model_map(struct mm_world *w, uint32_t pid, const struct step *s,
 		m.flags = MM_VMA_SHARED;
 		m.prot = MM_PROT_READ | MM_PROT_WRITE;
 		break;
+	case O_RING: {
+		/* The ring's pages are inserted by mmap (vm_insert_pages). */
+		m.obj = kc.ring_id;
+		m.offset = s->off;
+		m.flags = MM_VMA_SHARED | MM_VMA_PFNMAP;
+		int err = mm_map(w, pid, &m);
+		return err ? err : mm_fault_range(w, pid, s->addr, s->len, false);
+	}
 	case O_NONE:
 		return -EINVAL;
 	}
@@ -629,7 +662,8 @@ static int model_map(struct mm_world *w, uint32_t pid, const struct step *s,
 static const char *op_name(enum kc_op op)
 {
 	switch (op) {
-	case KC_OP_MMAP: return "mmap";
+	case KC_OP_MMAP:
+	case KC_OP_MMAP_TOPDOWN: return "mmap";
 	case KC_OP_MUNMAP: return "munmap";
 	case KC_OP_MPROTECT: return "mprotect";
 	case KC_OP_MREMAP: return "mremap";
@@ -675,6 +709,10 @@ static void run_step(struct mm_world *w, unsigned n, const struct step *s,
 		case O_FILE: c.fd = kc.filefd; break;
 		default: fatal("step %u: bad object", n);
 		}
+		expect = s->addr;
+		break;
+	case KC_OP_MMAP_TOPDOWN:
+		c.fd = kc.ringfd;
 		expect = s->addr;
 		break;
 	case KC_OP_SHMAT:
@@ -732,6 +770,7 @@ static void run_step(struct mm_world *w, unsigned n, const struct step *s,
 	/* The model. */
 	switch (s->op) {
 	case KC_OP_MMAP:
+	case KC_OP_MMAP_TOPDOWN:
 	case KC_OP_SHMAT:
 		err = model_map(w, mpid, s, n);
 		break;
