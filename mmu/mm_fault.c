@@ -13,16 +13,13 @@ static unsigned popcount_map(const struct pt_table *t, const uint64_t *mask)
 }
 
 /*
- * Makes addr present in mm (huge: as a 2 MiB leaf in a small-page VMA, a
- * THP).  Returns 1 when it was not present in the table mm uses, 0 when it
- * was, or -ENOMEM.
+ * Makes addr present in mm, at v's leaf level.  Returns 1 when it was not
+ * present in the table mm uses, 0 when it was, or -ENOMEM.
  */
-int mm_populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
-		uint64_t addr, bool huge)
+static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		    uint64_t addr)
 {
 	unsigned leaf = vma_leaf_level(v);
-	if (huge && leaf == PT_PTE)
-		leaf = PT_PMD;
 	struct pt_table *t;
 	int r = pt_walk_alloc(w, mm, v, addr, leaf, &t, NULL);
 	if (r)
@@ -76,7 +73,7 @@ int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 	struct mm_vma *v = fault_vma(w, mm, addr, write, &r);
 	if (!v)
 		return r;
-	r = mm_populate(w, mm, v, addr, false);
+	r = populate(w, mm, v, addr);
 	if (r > 0)
 		mm->c.faults++;
 	return r;
@@ -96,7 +93,7 @@ static int populate_in(struct mm_world *w, struct mm_space *mm,
 	for (uint64_t a = start, next; a < end; a = next) {
 		next = min_u64(align_down(a, unit) + unit, end);
 		if (v->huge_shift) {
-			int r = mm_populate(w, mm, v, a, false);
+			int r = populate(w, mm, v, a);
 			if (r < 0)
 				return r;
 			*faults += (uint64_t)r;
@@ -269,7 +266,7 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 	if (v->huge_shift) {
 		unsigned leaf = vma_leaf_level(v);
 		if (any) {
-			int r = mm_populate(w, mm, v, cb, false);
+			int r = populate(w, mm, v, cb);
 			*newly += r > 0 ? (ce - cb) >> MM_PAGE_SHIFT : 0;
 			return r < 0 ? r : 0;
 		}

@@ -170,10 +170,6 @@ struct pt_table *mm_find_sharer(struct mm_world *w, struct mm_vma *v,
 void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		uint64_t end);
 
-/* mm_fault.c */
-int mm_populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
-		uint64_t addr, bool huge);
-
 /* mm_zap.c */
 int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	   uint64_t end);
