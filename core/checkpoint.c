@@ -176,18 +176,6 @@ static bool runs_fit_vmpte(const struct ck_accum *ck,
 	return true;
 }
 
-/* A process gone with no connection to tell us more.  One that never had
- * a connection is a forked child whose connection may still be queued
- * behind its parent's records: it is given until a second reading finds
- * it gone. */
-static void reading_found_gone(struct session *s)
-{
-	if (s->conn)
-		return;
-	if (s->connected || ++s->gone_unconnected >= 2)
-		s->gone = true;
-}
-
 /* The end of a reading: the worlds take it, and the session keeps what
  * the kernel said beside what the model says. */
 static void ck_end(struct ingest *g, struct session *s,
@@ -200,8 +188,8 @@ static void ck_end(struct ingest *g, struct session *s,
 		s->last.resyncs++;
 		g->stream.resyncs++;
 	}
-	if (e->err == -ESRCH)
-		reading_found_gone(s);
+	if (e->err == -ESRCH && !s->conn) /* a connection says so as it closes */
+		s->gone = true;
 	if (session_end_if_over(g, s) || e->err || !s->in_model)
 		return;
 	if (!runs_fit_vmpte(ck, e)) { /* refused, not read again */
@@ -242,9 +230,8 @@ static void adopt(struct ingest *g, struct session *s)
 	if (s->in_model || !s->hello_seq || !enter_model(g, s, 0))
 		return;
 	s->hello_seq = 0;
-	s->adopted = true;
+	s->adopted = true; /* so its close, released here, cannot end it */
 	release_held(g, s, NULL);
-	held_released(g, s); /* the reading's end may end it (ck_end) */
 }
 
 void apply_checkpoint(struct ingest *g, struct session *s,

@@ -170,16 +170,25 @@ static void conn_unbind(struct ingest *g, uint32_t conn)
 	g->nconn--;
 }
 
-/* A process that is gone: its last checkpoint joins the finals and the
- * worlds forget it. */
+/* A process that is gone leaves the worlds: its line keeps what they
+ * counted of it. */
+static void session_leave_model(struct ingest *g, struct session *s)
+{
+	if (!s->in_model)
+		return;
+	s->last = final_of(g, s, false);
+	for (size_t k = 0; k < g->ws->n; k++)
+		mm_exit(g->ws->w[k], (uint32_t)s->pid);
+	s->in_model = false;
+}
+
+/* A process that is gone: its last checkpoint joins the finals. */
 static void session_end(struct ingest *g, struct session *s)
 {
+	session_leave_model(g, s);
 	if (!grow_array((void **)&g->finals, &g->cap_finals, g->nfinals + 1,
 			sizeof(*g->finals)))
 		g->finals[g->nfinals++] = final_of(g, s, false);
-	if (s->in_model)
-		for (size_t k = 0; k < g->ws->n; k++)
-			mm_exit(g->ws->w[k], (uint32_t)s->pid);
 	if (s->conn)
 		conn_unbind(g, s->conn);
 	size_t i = sess_index(g, s->pid);
@@ -189,22 +198,36 @@ static void session_end(struct ingest *g, struct session *s)
 }
 
 /*
- * Whether nothing more can come for s: its connection is closed, it runs
- * no more, and it waits for no parent's PTS_FORK.  A forked child's two
- * halves, its parent's PTS_FORK and its own connection, come by different
- * sockets in either order, and the child may be gone before the second is
- * read: whichever comes last ends it, so that its records and its line in
- * the report stay one.
+ * Whether a half of s's fork may still come.  A forked child's two halves,
+ * its parent's PTS_FORK and its own connection, come by different sockets
+ * in either order, and the daemon may read either any time later (it
+ * accepted connections 20 s late in a fork storm under load): its
+ * parent's, when a reading adopted it first; its own, when the fork made
+ * it and it never connected.
  */
-static bool session_over(const struct session *s)
+static bool fork_half_owed(const struct session *s)
 {
-	return !s->conn && !s->hello_seq && s->gone;
+	return s->adopted || !s->connected;
 }
 
+/* Whether nothing more can come for s: its connection is closed, it runs
+ * no more, and no half of its fork is owed. */
+static bool session_over(const struct session *s)
+{
+	return !s->conn && !s->hello_seq && s->gone && !fork_half_owed(s);
+}
+
+/* Whichever half comes last ends it, so that its records and its line in
+ * the report stay one.  Until then, a child gone is out of the worlds; a
+ * half that never comes (a child forked with no fd left, a parent's
+ * PTS_FORK lost) leaves its line to the end of the run. */
 bool session_end_if_over(struct ingest *g, struct session *s)
 {
-	if (!session_over(s))
+	if (!session_over(s)) {
+		if (s->gone && !s->conn)
+			session_leave_model(g, s);
 		return false;
+	}
 	session_end(g, s);
 	return true;
 }
@@ -315,7 +338,8 @@ static void ack(struct ingest_action *act, uint32_t conn, uint32_t seq)
 	};
 }
 
-/* The process now exists in the worlds: its held records go through. */
+/* The process now exists in the worlds: its held records go through,
+ * then its connection's close. */
 void release_held(struct ingest *g, struct session *s,
 			 struct ingest_action *act)
 {
@@ -332,6 +356,8 @@ void release_held(struct ingest *g, struct session *s,
 		off += 4 + len;
 	}
 	free(h.buf);
+	if (h.close.h.type)
+		apply(g, s->pid, s->conn, &h.close, act);
 }
 
 static void hold(struct session *s, const void *buf, size_t len)
@@ -391,6 +417,10 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		s->last.fault_mode = PTS_FAULTS_OFF;
 		s->last.fault_err = r->uffd_errno;
 	}
+	if (s->gone) { /* its connection came after readings found it gone */
+		ack(act, conn, r->h.seq);
+		return;
+	}
 	if ((r->flags & PTS_HELLO_FORKED) && !s->in_model) {
 		s->hello_seq = r->h.seq; /* acked when the parent's PTS_FORK comes */
 		return;
@@ -415,9 +445,11 @@ static void fork_child(struct ingest *g, struct session *parent,
 	struct session *c = session_of(g, r->child);
 	if (c && c->adopted) { /* read from /proc already: nothing to copy */
 		c->adopted = false;
+		session_end_if_over(g, c);
 		return;
 	}
-	if (c && c->in_model) {
+	/* Known already: in the worlds, or gone after its fork came. */
+	if (c && !c->hello_seq && (c->in_model || c->gone)) {
 		session_refused(g, parent, "fork of a pid already known");
 		return;
 	}
@@ -427,7 +459,10 @@ static void fork_child(struct ingest *g, struct session *parent,
 	snprintf(c->last.proc.name, sizeof(c->last.proc.name), "%s", c->name);
 	c->ppid = parent->pid;
 	c->last.proc.ppid = (uint32_t)parent->pid;
-	if (!enter_model(g, c, parent->pid)) {
+	/* A parent out of the worlds (gone before its connection was read)
+	 * has nothing to copy: its child enters as it is, as an adopted one
+	 * does, and its readings fill it. */
+	if (!enter_model(g, c, parent->in_model ? parent->pid : 0)) {
 		session_refused(g, parent, "the model refused the fork");
 		return;
 	}
@@ -436,9 +471,7 @@ static void fork_child(struct ingest *g, struct session *parent,
 			checkpoint_read(g, c, PTS_CK_FORK);
 		ack(act, c->conn, c->hello_seq);
 		c->hello_seq = 0;
-		release_held(g, c, act);
-		held_released(g, c);
-		session_end_if_over(g, c);
+		release_held(g, c, act); /* last: it may end c */
 	}
 }
 
@@ -502,6 +535,13 @@ static void conn_open(struct ingest *g, uint32_t conn,
 	g->last_conn = conn;
 	g->stream.connections++;
 	struct session *s = session_of(g, r->pid);
+	/* A process gone does not connect again: after its own connection,
+	 * one of its pid is a new process's (the pid was reused while it
+	 * waited for its parent's PTS_FORK). */
+	if (s && s->gone && s->connected && !s->conn) {
+		session_end(g, s);
+		s = NULL;
+	}
 	if ((!s && !(s = session_new(g, r->pid, r->arg))) ||
 	    grow_array((void **)&g->conn, &g->cap_conn, g->nconn + 1,
 		       sizeof(*g->conn)))
@@ -511,45 +551,26 @@ static void conn_open(struct ingest *g, uint32_t conn,
 		conn_unbind(g, s->conn);
 	s->conn = conn;
 	s->connected = true;
-	s->conn_closed = false;
 	s->next_seq = 1;
 	s->applied_seq = 0;
 	s->malformed_run = 0;
 	g->conn[g->nconn++] = (struct conn_of){ conn, s };
 }
 
-/* An exec closes the old image's socket; the new image says HELLO.  A
+/* outlived: the process still runs (it closed our socket, or exec'd).  An
+ * exec closes the old image's socket; the new image says HELLO.  A
  * program that closed every fd lives on, followed from /proc. */
-static void conn_unbind_closed(struct ingest *g, struct session *s)
-{
-	conn_unbind(g, s->conn);
-	s->conn = 0;
-	s->conn_closed = false;
-	if (!s->gone && !s->exec_pending)
-		s->untraced = true;
-}
-
-/* outlived: the process still runs (it closed our socket, or exec'd).  A
- * forked child's records held for its parent's PTS_FORK came by the
- * connection, and are applied as of it: it stays bound until then. */
 static void conn_close(struct ingest *g, uint32_t conn, bool outlived)
 {
 	struct session *s = session_of_conn(g, conn);
 	if (!s)
 		return;
+	conn_unbind(g, conn);
+	s->conn = 0;
 	s->gone |= !outlived || s->exiting;
-	if (s->hello_seq) {
-		s->conn_closed = true;
-		return;
-	}
-	conn_unbind_closed(g, s);
+	if (!s->gone && !s->exec_pending)
+		s->untraced = true;
 	session_end_if_over(g, s);
-}
-
-void held_released(struct ingest *g, struct session *s)
-{
-	if (s->conn_closed)
-		conn_unbind_closed(g, s);
 }
 
 void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
@@ -636,7 +657,10 @@ void ingest_disconnect(struct ingest *g, uint32_t conn)
 		.pid = s->pid,
 		.arg = g->live && !s->exiting && still_runs(s->pid),
 	};
-	apply(g, s->pid, conn, &r, NULL);
+	if (s->hello_seq) /* a forked child's, after its held records */
+		s->held.close = r;
+	else
+		apply(g, s->pid, conn, &r, NULL);
 }
 
 void ingest_drop(struct ingest *g, uint32_t conn, uint32_t why)
@@ -760,7 +784,8 @@ size_t ingest_live(const struct ingest *g)
  * process whose image did not say HELLO after an exec (a static or setuid
  * program) is followed from /proc alone; a forked child whose parent's
  * PTS_FORK never came enters the model as it is now; a process gone
- * without a connection to tell us ends (see ck_end).
+ * without a connection to tell us ends, or leaves the worlds while a half
+ * of its fork is still to come (see session_end_if_over).
  */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 {
@@ -922,7 +947,8 @@ static const struct report *report_of_peak(struct ingest *g)
 		if (g->nfinals)
 			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
 		for (size_t i = 0; i < g->nsess; i++)
-			all[g->nfinals + i] = final_of(g, g->sess[i], true);
+			all[g->nfinals + i] = final_of(g, g->sess[i],
+						       !g->sess[i]->gone);
 		report_set_finals(&g->peak, all, n, &g->stream);
 		free(all);
 	}

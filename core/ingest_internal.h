@@ -29,11 +29,14 @@ struct ck_accum {
 };
 
 /* Packets that arrived before the process existed in the model: a forked
- * child's, until its parent's PTS_FORK. */
+ * child's, until its parent's PTS_FORK.  Its connection's close comes
+ * after them, and is traced where they are, so that a replay applies them
+ * by the connection as the daemon did. */
 struct held {
 	uint8_t *buf; /* uint32 length, then the packet; repeated */
 	size_t len, cap;
 	bool overflowed;
+	struct pts_conn close; /* PTS_CONN_CLOSE when it closed, else type 0 */
 };
 
 struct session {
@@ -48,9 +51,7 @@ struct session {
 	bool exiting;            /* PTS_EXIT sent */
 	bool untraced;           /* lives without a shim */
 	bool connected;          /* a connection of it was opened */
-	bool conn_closed;        /* conn closed, its held records still to come */
 	bool gone;               /* it runs no more: see session_over() */
-	uint8_t gone_unconnected; /* readings that found it gone, unconnected */
 	bool adopted;            /* taken from /proc before its parent's PTS_FORK */
 	char name[REPORT_NAME_MAX];
 	struct report_final last; /* its last checkpoint */
@@ -123,10 +124,11 @@ const char *object_name(const struct ingest *g, const struct mm_object_id *id);
 void name_object(struct ingest *g, const struct mm_object_id *id,
 		 const char *name, size_t len);
 /* Ends s's session when nothing more can come for it: true if it did (s
- * is freed). */
+ * is freed).  A child gone that waits for a half of its fork leaves the
+ * worlds instead. */
 bool session_end_if_over(struct ingest *g, struct session *s);
-/* Its held records applied: a connection that closed meanwhile ends. */
-void held_released(struct ingest *g, struct session *s);
+/* Its held records applied, then its connection's close if it came: the
+ * session may end (s freed). */
 void release_held(struct ingest *g, struct session *s, struct ingest_action *act);
 
 /* One model operation, the same for every world. */
