@@ -128,6 +128,13 @@ SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	struct exec_req r = { EXEC_FD, fd, NULL, argv, 0 };
+
+	/* glibc fails a NULL envp with EINVAL before any system call;
+	 * completed (env.c), it would pass that check and run the file. */
+	if (!envp) {
+		real_resolve();
+		return exec_real(&r, envp);
+	}
 	return exec_run(&r, envp);
 }
 

@@ -31,7 +31,9 @@ static int raw_mprotect(void *addr, size_t len, int prot)
 	return (int)syscall(SYS_mprotect, addr, len, prot);
 }
 
-/* The interposer always passes new_address (NULL unless MREMAP_FIXED). */
+/* The interposer always passes new_address, read as glibc reads it (NULL
+ * unless MREMAP_FIXED or MREMAP_DONTUNMAP).  glibc also fails unknown
+ * flags with EINVAL before the call: the kernel fails the same ones. */
 static void *raw_mremap(void *old, size_t old_len, size_t new_len, int flags,
 			...)
 {
