@@ -7,14 +7,24 @@
  * run in a vfork child or between fork and exec, where malloc is not
  * allowed; only read from shared state.  Nothing changes once tracing is
  * not wanted (no daemon): the program then runs as it would without us.
+ *
+ * envp is the program's, and may be bad (an unmapped array, a string
+ * running into a PROT_NONE page): it is read with peek(), and when any of
+ * it cannot be read, the call gets the program's envp as it is, and the
+ * kernel its own EFAULT.
  */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <string.h>
 
 #include "env.h"
+#include "peek.h"
 #include "shim.h"
 
 #define PRELOAD "LD_PRELOAD="
+#define POINTERS 64 /* of envp read at a time */
+
+enum env_var { VAR_OTHER, VAR_PRELOAD, VAR_SOCKET, VAR_OPTIONS };
 
 /* LD_PRELOAD lists objects separated by colons or spaces. */
 static bool names_shim(const char *list)
@@ -34,43 +44,104 @@ static bool names_shim(const char *list)
 	return false;
 }
 
-/* "LD_PRELOAD=<shim>:<theirs>" into buf (room enough: env_run sized it). */
-static char *preload_with_shim(char *buf, size_t cap, const char *theirs)
+/* The entries of envp before its NULL (none for a NULL envp), or -1 when
+ * the array cannot be read up to it.  Read a page at a time at most: an
+ * array that ends right before an unreadable page is read whole. */
+static long envp_count(char *const envp[])
 {
-	size_t n = str_copy(buf, cap, shim_cfg.preload_env);
+	char *piece[POINTERS];
+	long n = 0;
 
-	if (*theirs) {
-		n += str_copy(buf + n, cap - n, ":");
-		str_copy(buf + n, cap - n, theirs);
+	if (!envp)
+		return 0;
+	for (;;) {
+		uintptr_t at = (uintptr_t)(envp + n);
+		size_t k = (PEEK_PAGE - at % PEEK_PAGE) / sizeof(char *);
+		k = k < 1 ? 1 : k > POINTERS ? POINTERS : k;
+		if (!peek(piece, (const void *)at, k * sizeof(char *)))
+			return -1;
+		for (size_t i = 0; i < k; i++)
+			if (!piece[i])
+				return n + (long)i;
+		n += (long)k;
 	}
-	return buf;
 }
 
-int env_run(char *const envp[], env_user fn, void *arg)
+/* Which of ours entry e is; -1 when its start cannot be read. */
+static int var_of(const char *e)
 {
-	size_t n = 0, room = 1;
+	char head[sizeof(PTS_OPTIONS_ENV "=")];
 
-	if (!proc_tracing_wanted())
-		return fn(arg, envp);
-	for (; envp && envp[n]; n++)
-		if (str_starts(envp[n], PRELOAD))
-			room += strlen(shim_cfg.preload_env) + 1 + strlen(envp[n]);
-	char *vec[n + 4];
-	char buf[room];
-	size_t k = 0, used = 0;
+	if (peek_str(head, sizeof(head), e) < 0)
+		return -1;
+	if (str_starts(head, PRELOAD))
+		return VAR_PRELOAD;
+	if (str_starts(head, PTS_SOCKET_ENV "="))
+		return VAR_SOCKET;
+	if (str_starts(head, PTS_OPTIONS_ENV "="))
+		return VAR_OPTIONS;
+	return VAR_OTHER;
+}
+
+/* "LD_PRELOAD=<shim>:<theirs>" at out, theirs read from the program's
+ * entry e (len bytes long); e itself when it names the shim already, NULL
+ * when it cannot be read. */
+static char *preload_with_shim(char *out, const char *e, long len)
+{
+	size_t head = strlen(shim_cfg.preload_env);
+	size_t value = (size_t)len - strlen(PRELOAD);
+	char *theirs = out + head + 1;
+
+	if (!peek(theirs, e + strlen(PRELOAD), value))
+		return NULL;
+	theirs[value] = '\0'; /* as measured, whatever another thread did since */
+	if (names_shim(theirs))
+		return (char *)e;
+	memcpy(out, shim_cfg.preload_env, head);
+	out[head] = *theirs ? ':' : '\0';
+	return out;
+}
+
+/* The program's entries read into vec, which of ours each is into var,
+ * and each LD_PRELOAD's length into len: the room the completed ones
+ * take, or -1 when some of it cannot be read. */
+static long classify(char *const envp[], long n, char **vec, int *var,
+		     long *len)
+{
+	long room = 1;
+
+	if (n && !peek(vec, envp, (size_t)n * sizeof(char *)))
+		return -1;
+	for (long i = 0; i < n; i++) {
+		if ((var[i] = var_of(vec[i])) < 0)
+			return -1;
+		if (var[i] != VAR_PRELOAD)
+			continue;
+		if ((len[i] = peek_strlen(vec[i])) < 0)
+			return -1;
+		room += (long)strlen(shim_cfg.preload_env) + 1 + len[i] + 1;
+	}
+	return room;
+}
+
+/* vec completed, the LD_PRELOADs rewritten into buf; false when one of
+ * them cannot be read after all. */
+static bool complete(long n, char **vec, const int *var, const long *len,
+		     char *buf)
+{
 	bool preload = false, socket = false, options = false;
-	for (size_t i = 0; i < n; i++) {
-		char *e = envp[i];
-		if (str_starts(e, PRELOAD)) {
+	size_t k = 0;
+
+	for (long i = 0; i < n; i++) {
+		char *e = vec[i];
+		if (var[i] == VAR_PRELOAD) {
 			preload = true;
-			if (!names_shim(e + strlen(PRELOAD))) {
-				e = preload_with_shim(buf + used, room - used,
-						      e + strlen(PRELOAD));
-				used += strlen(e) + 1;
-			}
+			if (!(e = preload_with_shim(buf, e, len[i])))
+				return false;
+			buf += strlen(shim_cfg.preload_env) + 1 + (size_t)len[i] + 1;
 		}
-		socket |= str_starts(e, PTS_SOCKET_ENV "=");
-		options |= str_starts(e, PTS_OPTIONS_ENV "=");
+		socket |= var[i] == VAR_SOCKET;
+		options |= var[i] == VAR_OPTIONS;
 		vec[k++] = e;
 	}
 	if (!preload)
@@ -80,5 +151,24 @@ int env_run(char *const envp[], env_user fn, void *arg)
 	if (!options && shim_cfg.options_env[0])
 		vec[k++] = shim_cfg.options_env;
 	vec[k] = NULL;
-	return fn(arg, vec);
+	return true;
+}
+
+/* When any of envp cannot be read, fn gets it as it is: the kernel reads
+ * all of it, and answers EFAULT or fails the call for a reason it finds
+ * first.  peek() keeps errno. */
+int env_run(char *const envp[], env_user fn, void *arg)
+{
+	long n;
+
+	if (!proc_tracing_wanted() || (n = envp_count(envp)) < 0)
+		return fn(arg, envp);
+	char *vec[n + 4];
+	int var[n + 1];
+	long len[n + 1];
+	long room = classify(envp, n, vec, var, len);
+	if (room < 0)
+		return fn(arg, envp);
+	char buf[room];
+	return fn(arg, complete(n, vec, var, len, buf) ? vec : envp);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "peek.h"
 #include "shim.h"
 
 enum exec_how { EXEC_PATH, EXEC_SEARCH, EXEC_AT, EXEC_FD };
@@ -56,15 +57,19 @@ static int exec_real(void *arg, char *const envp[])
 	return -1;
 }
 
-/* What PTS_EXEC names: the path as given, or the fd executed. */
+/* What PTS_EXEC names: the path as given, or the fd executed.  A path
+ * that cannot be read names nothing: the kernel fails that exec (EFAULT),
+ * or glibc crashes in it as it would untraced (execvp's). */
 static void exec_path(const struct exec_req *r, char *path, size_t cap)
 {
-	if (r->how == EXEC_FD || (r->how == EXEC_AT && r->path && !r->path[0])) {
-		size_t n = str_copy(path, cap, "/proc/self/fd/");
-		fmt_ulong(path + n, cap - n, (unsigned long)r->fd);
-		return;
+	long n = r->how == EXEC_FD ? 0 : peek_str(path, cap, r->path);
+
+	if (n < 0) {
+		path[0] = '\0';
+	} else if (n == 0 && (r->how == EXEC_AT || r->how == EXEC_FD)) {
+		size_t k = str_copy(path, cap, "/proc/self/fd/");
+		fmt_ulong(path + k, cap - k, (unsigned long)r->fd);
 	}
-	str_copy(path, cap, r->path);
 }
 
 static int exec_traced(void *arg, char *const envp[])

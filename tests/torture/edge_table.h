@@ -41,6 +41,7 @@ char *edge_free_range(unsigned n);
 char *edge_anon(unsigned n);
 
 extern const struct edge_row edge_calls[];     /* edge-case arguments */
+extern const struct edge_row edge_bad_ptrs[];  /* bad pointers */
 
 /* Runs every row of table (ended by a row without name) and prints it. */
 void edge_run(const struct edge_row *table);

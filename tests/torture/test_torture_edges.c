@@ -66,11 +66,33 @@ static void test_calls_before_constructor(void **state)
 	table("early", 1 + CALLS_ROWS, calls_want);
 }
 
+/* The kernel's EFAULT, not a crash in the shim; glibc's own crash where
+ * glibc reads the pointer. */
+static void test_bad_pointers(void **state)
+{
+	static const char *const want[] = {
+		"execve, path (PROT_NONE): function -1 EFAULT; syscall -1 EFAULT\n",
+		"execve, envp (unmapped): function -1 EFAULT; syscall -1 EFAULT\n",
+		"execve, LD_PRELOAD running into the page (PROT_NONE): function -1 "
+		"EFAULT; syscall -1 EFAULT\n",
+		"execve of no file, envp (PROT_NONE): function -1 ENOENT; "
+		"syscall -1 ENOENT\n",
+		"execveat AT_EMPTY_PATH, path (unmapped): function -1 EFAULT; "
+		"syscall -1 EFAULT\n",
+		"posix_spawn, envp (PROT_NONE): function error EFAULT; syscall -\n",
+		"execvp, file (PROT_NONE): function killed by SIGSEGV; "
+		"syscall -1 EFAULT\n",
+		NULL,
+	};
+	table("bad-pointers", 2 * 39, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_calls, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_calls_before_constructor, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_pointers, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
