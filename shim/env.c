@@ -8,6 +8,10 @@
  * allowed; only read from shared state.  Nothing changes once tracing is
  * not wanted (no daemon): the program then runs as it would without us.
  *
+ * An image that could not load the shim (no fd for the dynamic loader,
+ * exec_room.c) gets the program's envp without the shim in LD_PRELOAD,
+ * daemon or not: the loader would say on its stderr that it could not.
+ *
  * envp is the program's, and may be bad (an unmapped array, a string
  * running into a PROT_NONE page): it is read with peek(), and when any of
  * it cannot be read, the call gets the program's envp as it is, and the
@@ -26,22 +30,52 @@
 
 enum env_var { VAR_OTHER, VAR_PRELOAD, VAR_SOCKET, VAR_OPTIONS };
 
+/* Whether the n characters at obj, an object of LD_PRELOAD, name the shim
+ * (its file name, in whatever directory). */
+static bool is_shim(const char *obj, size_t n)
+{
+	const char *name = obj;
+
+	for (size_t i = 0; i < n; i++)
+		if (obj[i] == '/')
+			name = obj + i + 1;
+	size_t len = n - (size_t)(name - obj);
+	return len == strlen(shim_cfg.preload_name) &&
+	       !strncmp(name, shim_cfg.preload_name, len);
+}
+
 /* LD_PRELOAD lists objects separated by colons or spaces. */
 static bool names_shim(const char *list)
 {
-	while (*list) {
-		size_t n = strcspn(list, ": ");
-		const char *name = list;
-		for (size_t i = 0; i < n; i++)
-			if (list[i] == '/')
-				name = list + i + 1;
-		size_t len = n - (size_t)(name - list);
-		if (len == strlen(shim_cfg.preload_name) &&
-		    !strncmp(name, shim_cfg.preload_name, len))
+	for (size_t n; *list; list += n + (list[n] != '\0'))
+		if (is_shim(list, n = strcspn(list, ": ")))
 			return true;
-		list += n + (list[n] != '\0');
-	}
 	return false;
+}
+
+/* list without the objects that name the shim, in place, each with the
+ * separator after it (before it, for the last one): the program's own
+ * list, before `ptshare run` put the shim first.  Whether any went. */
+static bool strip_shim(char *list)
+{
+	char *out = list;
+	bool took = false;
+
+	for (const char *in = list; *in;) {
+		size_t n = strcspn(in, ": ");
+		size_t step = n + (in[n] != '\0');
+		if (is_shim(in, n)) {
+			took = true;
+		} else {
+			memmove(out, in, step);
+			out += step;
+		}
+		in += step;
+	}
+	if (took && out > list && (out[-1] == ':' || out[-1] == ' '))
+		out--;
+	*out = '\0';
+	return took;
 }
 
 /* The entries of envp before its NULL (none for a NULL envp), or -1 when
@@ -103,8 +137,8 @@ static char *preload_with_shim(char *out, const char *e, long len)
 }
 
 /* The program's entries read into vec, which of ours each is into var,
- * and each LD_PRELOAD's length into len: the room the completed ones
- * take, or -1 when some of it cannot be read. */
+ * and each LD_PRELOAD's length into len: the room they take rewritten,
+ * or -1 when some of it cannot be read. */
 static long classify(char *const envp[], long n, char **vec, int *var,
 		     long *len)
 {
@@ -154,21 +188,52 @@ static bool complete(long n, char **vec, const int *var, const long *len,
 	return true;
 }
 
+/* vec without the shim in its LD_PRELOADs (one left empty goes), those
+ * rewritten into buf; false when one of them cannot be read after all. */
+static bool without_shim(long n, char **vec, const int *var, const long *len,
+			 char *buf)
+{
+	size_t k = 0;
+
+	for (long i = 0; i < n; i++) {
+		char *e = vec[i];
+		if (var[i] == VAR_PRELOAD) {
+			if (!peek(buf, e, (size_t)len[i]))
+				return false;
+			buf[len[i]] = '\0';
+			if (strip_shim(buf + strlen(PRELOAD))) {
+				if (!buf[strlen(PRELOAD)])
+					continue;
+				e = buf;
+			}
+			buf += len[i] + 1;
+		}
+		vec[k++] = e;
+	}
+	vec[k] = NULL;
+	return true;
+}
+
 /* When any of envp cannot be read, fn gets it as it is: the kernel reads
  * all of it, and answers EFAULT or fails the call for a reason it finds
  * first.  peek() keeps errno. */
 int env_run(char *const envp[], env_user fn, void *arg)
 {
 	long n;
+	bool room;
 
-	if (!proc_tracing_wanted() || (n = envp_count(envp)) < 0)
-		return fn(arg, envp);
+	if (!shim_cfg.configured ||
+	    ((room = exec_fd_room()) && !proc_tracing_wanted()) ||
+	    (n = envp_count(envp)) < 0)
+		return fn(arg, envp, ENV_AS_IS);
 	char *vec[n + 4];
 	int var[n + 1];
 	long len[n + 1];
-	long room = classify(envp, n, vec, var, len);
-	if (room < 0)
-		return fn(arg, envp);
-	char buf[room];
-	return fn(arg, complete(n, vec, var, len, buf) ? vec : envp);
+	long size = classify(envp, n, vec, var, len);
+	if (size < 0)
+		return fn(arg, envp, ENV_AS_IS);
+	char buf[size];
+	if (!(room ? complete : without_shim)(n, vec, var, len, buf))
+		return fn(arg, envp, ENV_AS_IS);
+	return fn(arg, vec, room ? ENV_TRACED : ENV_NO_FD);
 }

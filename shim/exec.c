@@ -72,9 +72,9 @@ static void exec_path(const struct exec_req *r, char *path, size_t cap)
 	}
 }
 
-static int exec_traced(void *arg, char *const envp[])
+static int exec_traced(void *arg, char *const envp[], enum env_made made)
 {
-	struct pts_exec m = { 0 };
+	struct pts_exec m = { .flags = made == ENV_NO_FD ? PTS_EXEC_NO_FD : 0 };
 	struct shim_call c;
 
 	if (!shim_enter(&c))

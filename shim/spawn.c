@@ -22,7 +22,7 @@ struct spawn_req {
 	char *const *argv;
 };
 
-static int spawn_real(void *arg, char *const envp[])
+static int spawn_real(void *arg, char *const envp[], enum env_made made)
 {
 	const struct spawn_req *r = arg;
 
