@@ -42,170 +42,139 @@ static char **array_into(const char *bad)
 	return v;
 }
 
-static void exec_said(long r)
-{
-	edge_said_int(r);
-}
-
-static long sys_execve(const char *path, char *const argv[], char *const envp[])
-{
-	return syscall(SYS_execve, path, argv, envp);
-}
-
-static long sys_execveat(int fd, const char *path, char *const argv[],
-			 char *const envp[], int flags)
-{
-	return syscall(SYS_execveat, fd, path, argv, envp, flags);
-}
-
 static void execve_path(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(bad, edge_leaf_argv, environ)
-		      : execve(bad, edge_leaf_argv, environ));
+	edge_said_int(raw ? edge_sys_execve(bad, edge_leaf_argv, environ)
+			  : execve(bad, edge_leaf_argv, environ));
 }
 
 static void execve_path_into(bool raw, const char *bad)
 {
 	const char *path = string_into(bad, edge_self);
-	exec_said(raw ? sys_execve(path, edge_leaf_argv, environ)
-		      : execve(path, edge_leaf_argv, environ));
+	edge_said_int(raw ? edge_sys_execve(path, edge_leaf_argv, environ)
+			  : execve(path, edge_leaf_argv, environ));
 }
 
 static void execve_argv(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, (char **)bad, environ)
-		      : execve(edge_self, (char **)bad, environ));
+	edge_said_int(raw ? edge_sys_execve(edge_self, (char **)bad, environ)
+			  : execve(edge_self, (char **)bad, environ));
 }
 
 static void execve_envp(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, (char **)bad)
-		      : execve(edge_self, edge_leaf_argv, (char **)bad));
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, (char **)bad)
+			  : execve(edge_self, edge_leaf_argv, (char **)bad));
 }
 
 static void execve_envp_string(bool raw, const char *bad)
 {
 	char *envp[] = { "A=1", (char *)bad, NULL };
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, envp)
-		      : execve(edge_self, edge_leaf_argv, envp));
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, envp)
+			  : execve(edge_self, edge_leaf_argv, envp));
 }
 
 static void execve_preload_into(bool raw, const char *bad)
 {
 	char *envp[] = { string_into(bad, "LD_PRELOAD=/lib/libnothing.so"), NULL };
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, envp)
-		      : execve(edge_self, edge_leaf_argv, envp));
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, envp)
+			  : execve(edge_self, edge_leaf_argv, envp));
 }
 
 static void execve_envp_into(bool raw, const char *bad)
 {
 	char **envp = array_into(bad);
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, envp)
-		      : execve(edge_self, edge_leaf_argv, envp));
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, envp)
+			  : execve(edge_self, edge_leaf_argv, envp));
 }
 
 static void execve_missing_envp(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve("/nonexistent/leaf", edge_leaf_argv, (char **)bad)
-		      : execve("/nonexistent/leaf", edge_leaf_argv, (char **)bad));
+	edge_said_int(raw ? edge_sys_execve("/nonexistent/leaf", edge_leaf_argv, (char **)bad)
+			  : execve("/nonexistent/leaf", edge_leaf_argv, (char **)bad));
 }
 
 static void execv_path(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(bad, edge_leaf_argv, environ)
-		      : execv(bad, edge_leaf_argv));
+	edge_said_int(raw ? edge_sys_execve(bad, edge_leaf_argv, environ)
+			  : execv(bad, edge_leaf_argv));
 }
 
 static void execv_argv(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, (char **)bad, environ)
-		      : execv(edge_self, (char **)bad));
+	edge_said_int(raw ? edge_sys_execve(edge_self, (char **)bad, environ)
+			  : execv(edge_self, (char **)bad));
 }
 
 static void execvp_file(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(bad, edge_leaf_argv, environ)
-		      : execvp(bad, edge_leaf_argv));
+	edge_said_int(raw ? edge_sys_execve(bad, edge_leaf_argv, environ)
+			  : execvp(bad, edge_leaf_argv));
 }
 
 static void execvpe_envp(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, (char **)bad)
-		      : execvpe(edge_self, edge_leaf_argv, (char **)bad));
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, (char **)bad)
+			  : execvpe(edge_self, edge_leaf_argv, (char **)bad));
 }
 
 static void execl_path(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(bad, edge_leaf_argv, environ)
-		      : execl(bad, "edge_subject", "leaf", (char *)NULL));
+	edge_said_int(raw ? edge_sys_execve(bad, edge_leaf_argv, environ)
+			  : execl(bad, "edge_subject", "leaf", (char *)NULL));
 }
 
 static void execlp_file(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(bad, edge_leaf_argv, environ)
-		      : execlp(bad, "edge_subject", "leaf", (char *)NULL));
+	edge_said_int(raw ? edge_sys_execve(bad, edge_leaf_argv, environ)
+			  : execlp(bad, "edge_subject", "leaf", (char *)NULL));
 }
 
 static void execle_envp(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, (char **)bad)
-		      : execle(edge_self, "edge_subject", "leaf", (char *)NULL,
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, (char **)bad)
+			  : execle(edge_self, "edge_subject", "leaf", (char *)NULL,
 			       (char **)bad));
 }
 
 static void execveat_path(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execveat(AT_FDCWD, bad, edge_leaf_argv, environ, 0)
-		      : execveat(AT_FDCWD, bad, edge_leaf_argv, environ, 0));
+	edge_said_int(raw ? edge_sys_execveat(AT_FDCWD, bad, edge_leaf_argv, environ, 0)
+			  : execveat(AT_FDCWD, bad, edge_leaf_argv, environ, 0));
 }
 
 static void execveat_path_empty_flag(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, bad, edge_leaf_argv, environ, AT_EMPTY_PATH)
-		      : execveat(fd, bad, edge_leaf_argv, environ, AT_EMPTY_PATH));
+	edge_said_int(raw ? edge_sys_execveat(fd, bad, edge_leaf_argv, environ, AT_EMPTY_PATH)
+			  : execveat(fd, bad, edge_leaf_argv, environ, AT_EMPTY_PATH));
 }
 
 static void execveat_envp(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", edge_leaf_argv, (char **)bad, AT_EMPTY_PATH)
-		      : execveat(fd, "", edge_leaf_argv, (char **)bad, AT_EMPTY_PATH));
+	edge_said_int(raw ? edge_sys_execveat(fd, "", edge_leaf_argv, (char **)bad, AT_EMPTY_PATH)
+			  : execveat(fd, "", edge_leaf_argv, (char **)bad, AT_EMPTY_PATH));
 }
 
 static void fexecve_envp(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", edge_leaf_argv, (char **)bad, AT_EMPTY_PATH)
-		      : fexecve(fd, edge_leaf_argv, (char **)bad));
+	edge_said_int(raw ? edge_sys_execveat(fd, "", edge_leaf_argv, (char **)bad, AT_EMPTY_PATH)
+			  : fexecve(fd, edge_leaf_argv, (char **)bad));
 }
 
 static void fexecve_argv(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", (char **)bad, environ, AT_EMPTY_PATH)
-		      : fexecve(fd, (char **)bad, environ));
-}
-
-static void spawned(int err, const pid_t *pid)
-{
-	char line[64];
-	int st;
-	if (err) {
-		edge_said_err(err);
-		return;
-	}
-	waitpid(*pid, &st, 0);
-	snprintf(line, sizeof(line), "0, a child that %s %d",
-		 WIFEXITED(st) ? "exits" : "is killed by",
-		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-	edge_said(line);
+	edge_said_int(raw ? edge_sys_execveat(fd, "", (char **)bad, environ, AT_EMPTY_PATH)
+			  : fexecve(fd, (char **)bad, environ));
 }
 
 static void posix_spawn_envp(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv,
+	edge_said_spawn(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv,
 			    (char **)bad), &pid);
 }
 
@@ -213,58 +182,58 @@ static void posix_spawn_envp_string(bool raw, const char *bad)
 {
 	char *envp[] = { (char *)bad, NULL };
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv, envp), &pid);
+	edge_said_spawn(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv, envp), &pid);
 }
 
 static void posix_spawn_envp_into(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv,
+	edge_said_spawn(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv,
 			    array_into(bad)), &pid);
 }
 
 static void posix_spawn_path(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, bad, NULL, NULL, edge_leaf_argv, environ), &pid);
+	edge_said_spawn(posix_spawn(&pid, bad, NULL, NULL, edge_leaf_argv, environ), &pid);
 }
 
 static void posix_spawn_pid(bool raw, const char *bad)
 {
-	spawned(posix_spawn((pid_t *)bad, edge_self, NULL, NULL, edge_leaf_argv,
+	edge_said_spawn(posix_spawn((pid_t *)bad, edge_self, NULL, NULL, edge_leaf_argv,
 			    environ), (const pid_t *)bad);
 }
 
 static void posix_spawn_argv(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, NULL, NULL, (char **)bad, environ), &pid);
+	edge_said_spawn(posix_spawn(&pid, edge_self, NULL, NULL, (char **)bad, environ), &pid);
 }
 
 static void posix_spawn_actions(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, (posix_spawn_file_actions_t *)bad, NULL,
+	edge_said_spawn(posix_spawn(&pid, edge_self, (posix_spawn_file_actions_t *)bad, NULL,
 			    edge_leaf_argv, environ), &pid);
 }
 
 static void posix_spawn_attr(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, NULL, (posix_spawnattr_t *)bad,
+	edge_said_spawn(posix_spawn(&pid, edge_self, NULL, (posix_spawnattr_t *)bad,
 			    edge_leaf_argv, environ), &pid);
 }
 
 static void posix_spawnp_file(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawnp(&pid, bad, NULL, NULL, edge_leaf_argv, environ), &pid);
+	edge_said_spawn(posix_spawnp(&pid, bad, NULL, NULL, edge_leaf_argv, environ), &pid);
 }
 
 static void posix_spawnp_envp(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawnp(&pid, edge_self, NULL, NULL, edge_leaf_argv,
+	edge_said_spawn(posix_spawnp(&pid, edge_self, NULL, NULL, edge_leaf_argv,
 			     (char **)bad), &pid);
 }
 
@@ -337,47 +306,45 @@ static void shmdt_bad(bool raw, const char *bad)
 	edge_said_int(raw ? syscall(SYS_shmdt, bad) : shmdt(bad));
 }
 
-#define BAD .bad_pointer = true
-
 const struct edge_row edge_bad_ptrs[] = {
-	{ .name = "execve, path", .call = execve_path, BAD },
-	{ .name = "execve, path running into the page", .call = execve_path_into, BAD },
-	{ .name = "execve, argv", .call = execve_argv, BAD },
-	{ .name = "execve, envp", .call = execve_envp, BAD },
-	{ .name = "execve, a string of envp", .call = execve_envp_string, BAD },
-	{ .name = "execve, LD_PRELOAD running into the page", .call = execve_preload_into, BAD },
-	{ .name = "execve, envp running into the page", .call = execve_envp_into, BAD },
-	{ .name = "execve of no file, envp", .call = execve_missing_envp, BAD },
-	{ .name = "execv, path", .call = execv_path, BAD },
-	{ .name = "execv, argv", .call = execv_argv, BAD },
-	{ .name = "execvp, file", .call = execvp_file, BAD },
-	{ .name = "execvpe, envp", .call = execvpe_envp, BAD },
-	{ .name = "execl, path", .call = execl_path, BAD },
-	{ .name = "execlp, file", .call = execlp_file, BAD },
-	{ .name = "execle, envp", .call = execle_envp, BAD },
-	{ .name = "execveat, path", .call = execveat_path, BAD },
-	{ .name = "execveat AT_EMPTY_PATH, path", .call = execveat_path_empty_flag, BAD },
-	{ .name = "execveat, envp", .call = execveat_envp, BAD },
-	{ .name = "fexecve, envp", .call = fexecve_envp, BAD },
-	{ .name = "fexecve, argv", .call = fexecve_argv, BAD },
-	{ .name = "posix_spawn, envp", .call = posix_spawn_envp, BAD, .no_raw = true },
-	{ .name = "posix_spawn, a string of envp", .call = posix_spawn_envp_string, BAD, .no_raw = true },
-	{ .name = "posix_spawn, envp running into the page", .call = posix_spawn_envp_into, BAD, .no_raw = true },
-	{ .name = "posix_spawn, path", .call = posix_spawn_path, BAD, .no_raw = true },
-	{ .name = "posix_spawn, pid", .call = posix_spawn_pid, BAD, .no_raw = true },
-	{ .name = "posix_spawn, argv", .call = posix_spawn_argv, BAD, .no_raw = true },
-	{ .name = "posix_spawn, file actions", .call = posix_spawn_actions, BAD, .no_raw = true },
-	{ .name = "posix_spawn, attributes", .call = posix_spawn_attr, BAD, .no_raw = true },
-	{ .name = "posix_spawnp, file", .call = posix_spawnp_file, BAD, .no_raw = true },
-	{ .name = "posix_spawnp, envp", .call = posix_spawnp_envp, BAD, .no_raw = true },
-	{ .name = "mmap, hint", .call = mmap_hint, BAD },
-	{ .name = "mmap MAP_FIXED, address", .call = mmap_fixed, BAD },
-	{ .name = "munmap", .call = munmap_bad, BAD },
-	{ .name = "mprotect", .call = mprotect_bad, BAD },
-	{ .name = "madvise", .call = madvise_bad, BAD },
-	{ .name = "mremap, old address", .call = mremap_old, BAD },
-	{ .name = "mremap MREMAP_FIXED, new address", .call = mremap_to, BAD },
-	{ .name = "shmat, address", .call = shmat_bad, BAD },
-	{ .name = "shmdt", .call = shmdt_bad, BAD },
-	{ .name = NULL },
+	{ "execve, path", execve_path, EDGE_BAD },
+	{ "execve, path running into the page", execve_path_into, EDGE_BAD },
+	{ "execve, argv", execve_argv, EDGE_BAD },
+	{ "execve, envp", execve_envp, EDGE_BAD },
+	{ "execve, a string of envp", execve_envp_string, EDGE_BAD },
+	{ "execve, LD_PRELOAD running into the page", execve_preload_into, EDGE_BAD },
+	{ "execve, envp running into the page", execve_envp_into, EDGE_BAD },
+	{ "execve of no file, envp", execve_missing_envp, EDGE_BAD },
+	{ "execv, path", execv_path, EDGE_BAD },
+	{ "execv, argv", execv_argv, EDGE_BAD },
+	{ "execvp, file", execvp_file, EDGE_BAD },
+	{ "execvpe, envp", execvpe_envp, EDGE_BAD },
+	{ "execl, path", execl_path, EDGE_BAD },
+	{ "execlp, file", execlp_file, EDGE_BAD },
+	{ "execle, envp", execle_envp, EDGE_BAD },
+	{ "execveat, path", execveat_path, EDGE_BAD },
+	{ "execveat AT_EMPTY_PATH, path", execveat_path_empty_flag, EDGE_BAD },
+	{ "execveat, envp", execveat_envp, EDGE_BAD },
+	{ "fexecve, envp", fexecve_envp, EDGE_BAD },
+	{ "fexecve, argv", fexecve_argv, EDGE_BAD },
+	{ "posix_spawn, envp", posix_spawn_envp, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawn, a string of envp", posix_spawn_envp_string, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawn, envp running into the page", posix_spawn_envp_into, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawn, path", posix_spawn_path, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawn, pid", posix_spawn_pid, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawn, argv", posix_spawn_argv, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawn, file actions", posix_spawn_actions, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawn, attributes", posix_spawn_attr, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawnp, file", posix_spawnp_file, EDGE_BAD | EDGE_NO_RAW },
+	{ "posix_spawnp, envp", posix_spawnp_envp, EDGE_BAD | EDGE_NO_RAW },
+	{ "mmap, hint", mmap_hint, EDGE_BAD },
+	{ "mmap MAP_FIXED, address", mmap_fixed, EDGE_BAD },
+	{ "munmap", munmap_bad, EDGE_BAD },
+	{ "mprotect", mprotect_bad, EDGE_BAD },
+	{ "madvise", madvise_bad, EDGE_BAD },
+	{ "mremap, old address", mremap_old, EDGE_BAD },
+	{ "mremap MREMAP_FIXED, new address", mremap_to, EDGE_BAD },
+	{ "shmat, address", shmat_bad, EDGE_BAD },
+	{ "shmdt", shmdt_bad, EDGE_BAD },
+	{ NULL, NULL, 0 },
 };

@@ -369,68 +369,52 @@ static void exit_negative(bool raw, const char *bad)
 /* NULL, where glibc's prototypes say it may not be: opaque to the compiler. */
 static char **volatile null_vec;
 
-static void exec_said(long r)
-{
-	edge_said_int(r);
-}
-
-static long sys_execve(const char *path, char *const argv[], char *const envp[])
-{
-	return syscall(SYS_execve, path, argv, envp);
-}
-
-static long sys_execveat(int fd, const char *path, char *const argv[],
-			 char *const envp[], int flags)
-{
-	return syscall(SYS_execveat, fd, path, argv, envp, flags);
-}
-
 static void execve_null_envp(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, NULL)
-		      : execve(edge_self, edge_leaf_argv, NULL));
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, NULL)
+			  : execve(edge_self, edge_leaf_argv, NULL));
 }
 
 static void execve_null_argv(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, NULL, edge_leaf_envp)
-		      : execve(edge_self, null_vec, edge_leaf_envp));
+	edge_said_int(raw ? edge_sys_execve(edge_self, NULL, edge_leaf_envp)
+			  : execve(edge_self, null_vec, edge_leaf_envp));
 }
 
 static void execve_not_executable(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve("/dev/null", edge_leaf_argv, environ)
-		      : execve("/dev/null", edge_leaf_argv, environ));
+	edge_said_int(raw ? edge_sys_execve("/dev/null", edge_leaf_argv, environ)
+			  : execve("/dev/null", edge_leaf_argv, environ));
 }
 
 static void execve_directory(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve("/", edge_leaf_argv, environ)
-		      : execve("/", edge_leaf_argv, environ));
+	edge_said_int(raw ? edge_sys_execve("/", edge_leaf_argv, environ)
+			  : execve("/", edge_leaf_argv, environ));
 }
 
 static void execve_empty_path(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve("", edge_leaf_argv, environ)
-		      : execve("", edge_leaf_argv, environ));
+	edge_said_int(raw ? edge_sys_execve("", edge_leaf_argv, environ)
+			  : execve("", edge_leaf_argv, environ));
 }
 
 static void execv_script(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_script, edge_leaf_argv, environ)
-		      : execv(edge_script, edge_leaf_argv));
+	edge_said_int(raw ? edge_sys_execve(edge_script, edge_leaf_argv, environ)
+			  : execv(edge_script, edge_leaf_argv));
 }
 
 static void execvp_script(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_script, edge_leaf_argv, environ)
-		      : execvp(edge_script, edge_leaf_argv));
+	edge_said_int(raw ? edge_sys_execve(edge_script, edge_leaf_argv, environ)
+			  : execvp(edge_script, edge_leaf_argv));
 }
 
 static void execvp_empty(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve("", edge_leaf_argv, environ)
-		      : execvp("", edge_leaf_argv));
+	edge_said_int(raw ? edge_sys_execve("", edge_leaf_argv, environ)
+			  : execvp("", edge_leaf_argv));
 }
 
 static void execvp_long_name(bool raw, const char *bad)
@@ -438,218 +422,204 @@ static void execvp_long_name(bool raw, const char *bad)
 	char name[NAME_MAX + 2];
 	memset(name, 'x', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
-	exec_said(raw ? sys_execve(name, edge_leaf_argv, environ)
-		      : execvp(name, edge_leaf_argv));
+	edge_said_int(raw ? edge_sys_execve(name, edge_leaf_argv, environ)
+			  : execvp(name, edge_leaf_argv));
 }
 
 static void execvpe_not_found(bool raw, const char *bad)
 {
 	const char *name = "ptshare-edge-no-such-program";
-	exec_said(raw ? sys_execve(name, edge_leaf_argv, edge_leaf_envp)
-		      : execvpe(name, edge_leaf_argv, edge_leaf_envp));
+	edge_said_int(raw ? edge_sys_execve(name, edge_leaf_argv, edge_leaf_envp)
+			  : execvpe(name, edge_leaf_argv, edge_leaf_envp));
 }
 
 static void execl_leaf(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, environ)
-		      : execl(edge_self, "edge_subject", "leaf", (char *)NULL));
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, environ)
+			  : execl(edge_self, "edge_subject", "leaf", (char *)NULL));
 }
 
 static void execle_leaf(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execve(edge_self, edge_leaf_argv, edge_leaf_envp)
-		      : execle(edge_self, "edge_subject", "leaf", (char *)NULL,
+	edge_said_int(raw ? edge_sys_execve(edge_self, edge_leaf_argv, edge_leaf_envp)
+			  : execle(edge_self, "edge_subject", "leaf", (char *)NULL,
 			       edge_leaf_envp));
 }
 
 static void execlp_shell(bool raw, const char *bad)
 {
 	char *const argv[] = { "sh", "-c", "exit 5", NULL };
-	exec_said(raw ? sys_execve("/bin/sh", argv, environ)
-		      : execlp("sh", "sh", "-c", "exit 5", (char *)NULL));
+	edge_said_int(raw ? edge_sys_execve("/bin/sh", argv, environ)
+			  : execlp("sh", "sh", "-c", "exit 5", (char *)NULL));
 }
 
 static void execveat_empty_path(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", edge_leaf_argv, environ, AT_EMPTY_PATH)
-		      : execveat(fd, "", edge_leaf_argv, environ, AT_EMPTY_PATH));
+	edge_said_int(raw ? edge_sys_execveat(fd, "", edge_leaf_argv, environ, AT_EMPTY_PATH)
+			  : execveat(fd, "", edge_leaf_argv, environ, AT_EMPTY_PATH));
 }
 
 static void execveat_empty_no_flag(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", edge_leaf_argv, environ, 0)
-		      : execveat(fd, "", edge_leaf_argv, environ, 0));
+	edge_said_int(raw ? edge_sys_execveat(fd, "", edge_leaf_argv, environ, 0)
+			  : execveat(fd, "", edge_leaf_argv, environ, 0));
 }
 
 static void execveat_unknown_flag(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execveat(AT_FDCWD, edge_self, edge_leaf_argv, environ, 0x40000)
-		      : execveat(AT_FDCWD, edge_self, edge_leaf_argv, environ, 0x40000));
+	edge_said_int(raw ? edge_sys_execveat(AT_FDCWD, edge_self, edge_leaf_argv, environ, 0x40000)
+			  : execveat(AT_FDCWD, edge_self, edge_leaf_argv, environ, 0x40000));
 }
 
 static void execveat_bad_dirfd(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execveat(4000, "leaf", edge_leaf_argv, environ, 0)
-		      : execveat(4000, "leaf", edge_leaf_argv, environ, 0));
+	edge_said_int(raw ? edge_sys_execveat(4000, "leaf", edge_leaf_argv, environ, 0)
+			  : execveat(4000, "leaf", edge_leaf_argv, environ, 0));
 }
 
 static void fexecve_leaf(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", edge_leaf_argv, environ, AT_EMPTY_PATH)
-		      : fexecve(fd, edge_leaf_argv, environ));
+	edge_said_int(raw ? edge_sys_execveat(fd, "", edge_leaf_argv, environ, AT_EMPTY_PATH)
+			  : fexecve(fd, edge_leaf_argv, environ));
 }
 
 static void fexecve_null_envp(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", edge_leaf_argv, NULL, AT_EMPTY_PATH)
-		      : fexecve(fd, edge_leaf_argv, NULL));
+	edge_said_int(raw ? edge_sys_execveat(fd, "", edge_leaf_argv, NULL, AT_EMPTY_PATH)
+			  : fexecve(fd, edge_leaf_argv, NULL));
 }
 
 static void fexecve_null_argv(bool raw, const char *bad)
 {
 	int fd = edge_self_fd();
-	exec_said(raw ? sys_execveat(fd, "", NULL, environ, AT_EMPTY_PATH)
-		      : fexecve(fd, null_vec, environ));
+	edge_said_int(raw ? edge_sys_execveat(fd, "", NULL, environ, AT_EMPTY_PATH)
+			  : fexecve(fd, null_vec, environ));
 }
 
 static void fexecve_negative_fd(bool raw, const char *bad)
 {
-	exec_said(raw ? sys_execveat(-1, "", edge_leaf_argv, environ, AT_EMPTY_PATH)
-		      : fexecve(-1, edge_leaf_argv, environ));
+	edge_said_int(raw ? edge_sys_execveat(-1, "", edge_leaf_argv, environ, AT_EMPTY_PATH)
+			  : fexecve(-1, edge_leaf_argv, environ));
 }
 
 /* ---- posix_spawn, posix_spawnp: no system call of their own ---- */
 
-static void spawned(int err, const pid_t *pid)
-{
-	char line[64];
-	int st;
-	if (err) {
-		edge_said_err(err);
-		return;
-	}
-	waitpid(*pid, &st, 0);
-	snprintf(line, sizeof(line), "0, a child that exits %d",
-		 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	edge_said(line);
-}
-
 static void posix_spawn_leaf(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv, environ), &pid);
+	edge_said_spawn(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv, environ), &pid);
 }
 
 static void posix_spawn_null_envp(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv, NULL), &pid);
+	edge_said_spawn(posix_spawn(&pid, edge_self, NULL, NULL, edge_leaf_argv, NULL), &pid);
 }
 
 static void posix_spawn_not_found(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, "/nonexistent/leaf", NULL, NULL, edge_leaf_argv,
+	edge_said_spawn(posix_spawn(&pid, "/nonexistent/leaf", NULL, NULL, edge_leaf_argv,
 			    environ), &pid);
 }
 
 static void posix_spawn_script(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawn(&pid, edge_script, NULL, NULL, edge_leaf_argv, environ),
+	edge_said_spawn(posix_spawn(&pid, edge_script, NULL, NULL, edge_leaf_argv, environ),
 		&pid);
 }
 
 static void posix_spawnp_empty(bool raw, const char *bad)
 {
 	pid_t pid;
-	spawned(posix_spawnp(&pid, "", NULL, NULL, edge_leaf_argv, environ), &pid);
+	edge_said_spawn(posix_spawnp(&pid, "", NULL, NULL, edge_leaf_argv, environ), &pid);
 }
 
 static void posix_spawnp_shell(bool raw, const char *bad)
 {
 	char *const argv[] = { "sh", "-c", "exit 6", NULL };
 	pid_t pid;
-	spawned(posix_spawnp(&pid, "sh", NULL, NULL, argv, environ), &pid);
+	edge_said_spawn(posix_spawnp(&pid, "sh", NULL, NULL, argv, environ), &pid);
 }
 
 const struct edge_row edge_calls[] = {
-	{ .name = "mmap of length 0", .call = mmap_len0 },
-	{ .name = "mmap at a free hint", .call = mmap_hint },
-	{ .name = "mmap MAP_FIXED at an unaligned address", .call = mmap_fixed_unaligned },
-	{ .name = "mmap without MAP_PRIVATE or MAP_SHARED", .call = mmap_no_type },
-	{ .name = "mmap MAP_PRIVATE|MAP_SHARED", .call = mmap_both_types },
-	{ .name = "mmap MAP_FIXED_NOREPLACE over a mapping", .call = mmap_noreplace },
-	{ .name = "mmap at an unaligned offset", .call = mmap_off_unaligned },
-	{ .name = "mmap at a negative offset", .call = mmap_off_negative },
-	{ .name = "mmap of an fd not open", .call = mmap_bad_fd },
-	{ .name = "mmap MAP_SHARED writable of a read-only fd", .call = mmap_write_readonly_fd },
-	{ .name = "mmap64 at a free hint", .call = mmap64_hint },
-	{ .name = "munmap at an unaligned address", .call = munmap_unaligned },
-	{ .name = "munmap of length 0", .call = munmap_len0 },
-	{ .name = "munmap where nothing is mapped", .call = munmap_nothing },
-	{ .name = "munmap of a kernel address", .call = munmap_kernel },
-	{ .name = "mprotect with an unknown bit", .call = mprotect_unknown_bit },
-	{ .name = "mprotect where nothing is mapped", .call = mprotect_nothing },
-	{ .name = "mprotect at an unaligned address", .call = mprotect_unaligned },
-	{ .name = "mprotect PROT_GROWSDOWN|PROT_GROWSUP", .call = mprotect_grows_both },
-	{ .name = "madvise with an unknown advice", .call = madvise_unknown },
-	{ .name = "madvise where nothing is mapped", .call = madvise_nothing },
-	{ .name = "madvise of length 0", .call = madvise_len0 },
-	{ .name = "mremap MREMAP_DONTUNMAP to a free hint", .call = mremap_dontunmap },
-	{ .name = "mremap MREMAP_DONTUNMAP to an unaligned hint", .call = mremap_dontunmap_unaligned },
-	{ .name = "mremap MREMAP_DONTUNMAP growing", .call = mremap_dontunmap_grow },
-	{ .name = "mremap MREMAP_DONTUNMAP without MREMAP_MAYMOVE", .call = mremap_dontunmap_alone },
-	{ .name = "mremap MREMAP_FIXED to a free address", .call = mremap_fixed },
-	{ .name = "mremap MREMAP_FIXED to an unaligned address", .call = mremap_fixed_unaligned },
-	{ .name = "mremap MREMAP_FIXED without MREMAP_MAYMOVE", .call = mremap_fixed_alone },
-	{ .name = "mremap MREMAP_FIXED|MREMAP_DONTUNMAP", .call = mremap_fixed_dontunmap },
-	{ .name = "mremap MREMAP_MAYMOVE with a fifth argument", .call = mremap_maymove_hint },
-	{ .name = "mremap shrinking with a fifth argument", .call = mremap_shrink_hint },
-	{ .name = "mremap with an unknown flag", .call = mremap_unknown_flag },
-	{ .name = "mremap with flags -1", .call = mremap_negative_flags },
-	{ .name = "mremap to length 0", .call = mremap_len0 },
-	{ .name = "shmat of a bad id", .call = shmat_bad_id },
-	{ .name = "shmat read-only at a free address", .call = shmat_hint },
-	{ .name = "shmat at an unaligned address", .call = shmat_unaligned },
-	{ .name = "shmat SHM_RND at an unaligned address", .call = shmat_unaligned_rnd },
-	{ .name = "shmat over a mapping", .call = shmat_over_mapping },
-	{ .name = "shmat SHM_REMAP without an address", .call = shmat_remap_no_addr },
-	{ .name = "shmdt of memory not attached", .call = shmdt_not_attached },
-	{ .name = "fork", .call = fork_child },
-	{ .name = "_Fork", .call = fork_bare_child },
-	{ .name = "_exit(263)", .call = exit_263 },
-	{ .name = "_Exit(-1)", .call = exit_negative },
-	{ .name = "execve with a NULL envp", .call = execve_null_envp },
-	{ .name = "execve with a NULL argv", .call = execve_null_argv },
-	{ .name = "execve of /dev/null", .call = execve_not_executable },
-	{ .name = "execve of a directory", .call = execve_directory },
-	{ .name = "execve of \"\"", .call = execve_empty_path },
-	{ .name = "execv of a script without #!", .call = execv_script },
-	{ .name = "execvp of a script without #!", .call = execvp_script },
-	{ .name = "execvp of \"\"", .call = execvp_empty },
-	{ .name = "execvp of a name longer than NAME_MAX", .call = execvp_long_name },
-	{ .name = "execvpe of a name PATH does not have", .call = execvpe_not_found },
-	{ .name = "execl", .call = execl_leaf },
-	{ .name = "execle", .call = execle_leaf },
-	{ .name = "execlp of sh", .call = execlp_shell },
-	{ .name = "execveat AT_EMPTY_PATH", .call = execveat_empty_path },
-	{ .name = "execveat of \"\" without AT_EMPTY_PATH", .call = execveat_empty_no_flag },
-	{ .name = "execveat with an unknown flag", .call = execveat_unknown_flag },
-	{ .name = "execveat from an fd not open", .call = execveat_bad_dirfd },
-	{ .name = "fexecve", .call = fexecve_leaf },
-	{ .name = "fexecve with a NULL envp", .call = fexecve_null_envp },
-	{ .name = "fexecve with a NULL argv", .call = fexecve_null_argv },
-	{ .name = "fexecve of fd -1", .call = fexecve_negative_fd },
-	{ .name = "posix_spawn", .call = posix_spawn_leaf, .no_raw = true },
-	{ .name = "posix_spawn with a NULL envp", .call = posix_spawn_null_envp, .no_raw = true },
-	{ .name = "posix_spawn of a path that does not exist", .call = posix_spawn_not_found, .no_raw = true },
-	{ .name = "posix_spawn of a script without #!", .call = posix_spawn_script, .no_raw = true },
-	{ "posix_spawnp of \"\"", posix_spawnp_empty, .no_raw = true },
-	{ .name = "posix_spawnp of sh", .call = posix_spawnp_shell, .no_raw = true },
-	{ .name = NULL },
+	{ "mmap of length 0", mmap_len0, 0 },
+	{ "mmap at a free hint", mmap_hint, 0 },
+	{ "mmap MAP_FIXED at an unaligned address", mmap_fixed_unaligned, 0 },
+	{ "mmap without MAP_PRIVATE or MAP_SHARED", mmap_no_type, 0 },
+	{ "mmap MAP_PRIVATE|MAP_SHARED", mmap_both_types, 0 },
+	{ "mmap MAP_FIXED_NOREPLACE over a mapping", mmap_noreplace, 0 },
+	{ "mmap at an unaligned offset", mmap_off_unaligned, 0 },
+	{ "mmap at a negative offset", mmap_off_negative, 0 },
+	{ "mmap of an fd not open", mmap_bad_fd, 0 },
+	{ "mmap MAP_SHARED writable of a read-only fd", mmap_write_readonly_fd, 0 },
+	{ "mmap64 at a free hint", mmap64_hint, 0 },
+	{ "munmap at an unaligned address", munmap_unaligned, 0 },
+	{ "munmap of length 0", munmap_len0, 0 },
+	{ "munmap where nothing is mapped", munmap_nothing, 0 },
+	{ "munmap of a kernel address", munmap_kernel, 0 },
+	{ "mprotect with an unknown bit", mprotect_unknown_bit, 0 },
+	{ "mprotect where nothing is mapped", mprotect_nothing, 0 },
+	{ "mprotect at an unaligned address", mprotect_unaligned, 0 },
+	{ "mprotect PROT_GROWSDOWN|PROT_GROWSUP", mprotect_grows_both, 0 },
+	{ "madvise with an unknown advice", madvise_unknown, 0 },
+	{ "madvise where nothing is mapped", madvise_nothing, 0 },
+	{ "madvise of length 0", madvise_len0, 0 },
+	{ "mremap MREMAP_DONTUNMAP to a free hint", mremap_dontunmap, 0 },
+	{ "mremap MREMAP_DONTUNMAP to an unaligned hint", mremap_dontunmap_unaligned, 0 },
+	{ "mremap MREMAP_DONTUNMAP growing", mremap_dontunmap_grow, 0 },
+	{ "mremap MREMAP_DONTUNMAP without MREMAP_MAYMOVE", mremap_dontunmap_alone, 0 },
+	{ "mremap MREMAP_FIXED to a free address", mremap_fixed, 0 },
+	{ "mremap MREMAP_FIXED to an unaligned address", mremap_fixed_unaligned, 0 },
+	{ "mremap MREMAP_FIXED without MREMAP_MAYMOVE", mremap_fixed_alone, 0 },
+	{ "mremap MREMAP_FIXED|MREMAP_DONTUNMAP", mremap_fixed_dontunmap, 0 },
+	{ "mremap MREMAP_MAYMOVE with a fifth argument", mremap_maymove_hint, 0 },
+	{ "mremap shrinking with a fifth argument", mremap_shrink_hint, 0 },
+	{ "mremap with an unknown flag", mremap_unknown_flag, 0 },
+	{ "mremap with flags -1", mremap_negative_flags, 0 },
+	{ "mremap to length 0", mremap_len0, 0 },
+	{ "shmat of a bad id", shmat_bad_id, 0 },
+	{ "shmat read-only at a free address", shmat_hint, 0 },
+	{ "shmat at an unaligned address", shmat_unaligned, 0 },
+	{ "shmat SHM_RND at an unaligned address", shmat_unaligned_rnd, 0 },
+	{ "shmat over a mapping", shmat_over_mapping, 0 },
+	{ "shmat SHM_REMAP without an address", shmat_remap_no_addr, 0 },
+	{ "shmdt of memory not attached", shmdt_not_attached, 0 },
+	{ "fork", fork_child, 0 },
+	{ "_Fork", fork_bare_child, 0 },
+	{ "_exit(263)", exit_263, 0 },
+	{ "_Exit(-1)", exit_negative, 0 },
+	{ "execve with a NULL envp", execve_null_envp, 0 },
+	{ "execve with a NULL argv", execve_null_argv, 0 },
+	{ "execve of /dev/null", execve_not_executable, 0 },
+	{ "execve of a directory", execve_directory, 0 },
+	{ "execve of \"\"", execve_empty_path, 0 },
+	{ "execv of a script without #!", execv_script, 0 },
+	{ "execvp of a script without #!", execvp_script, 0 },
+	{ "execvp of \"\"", execvp_empty, 0 },
+	{ "execvp of a name longer than NAME_MAX", execvp_long_name, 0 },
+	{ "execvpe of a name PATH does not have", execvpe_not_found, 0 },
+	{ "execl", execl_leaf, 0 },
+	{ "execle", execle_leaf, 0 },
+	{ "execlp of sh", execlp_shell, 0 },
+	{ "execveat AT_EMPTY_PATH", execveat_empty_path, 0 },
+	{ "execveat of \"\" without AT_EMPTY_PATH", execveat_empty_no_flag, 0 },
+	{ "execveat with an unknown flag", execveat_unknown_flag, 0 },
+	{ "execveat from an fd not open", execveat_bad_dirfd, 0 },
+	{ "fexecve", fexecve_leaf, 0 },
+	{ "fexecve with a NULL envp", fexecve_null_envp, 0 },
+	{ "fexecve with a NULL argv", fexecve_null_argv, 0 },
+	{ "fexecve of fd -1", fexecve_negative_fd, 0 },
+	{ "posix_spawn", posix_spawn_leaf, EDGE_NO_RAW },
+	{ "posix_spawn with a NULL envp", posix_spawn_null_envp, EDGE_NO_RAW },
+	{ "posix_spawn of a path that does not exist", posix_spawn_not_found, EDGE_NO_RAW },
+	{ "posix_spawn of a script without #!", posix_spawn_script, EDGE_NO_RAW },
+	{ "posix_spawnp of \"\"", posix_spawnp_empty, EDGE_NO_RAW },
+	{ "posix_spawnp of sh", posix_spawnp_shell, EDGE_NO_RAW },
+	{ NULL, NULL, 0 },
 };

@@ -88,6 +88,32 @@ void edge_said_err(int err)
 		edge_said("0");
 }
 
+void edge_said_spawn(int err, const pid_t *pid)
+{
+	char line[64];
+	int st;
+	if (err) {
+		edge_said_err(err);
+		return;
+	}
+	waitpid(*pid, &st, 0);
+	snprintf(line, sizeof(line), "0, a child that %s %d",
+		 WIFEXITED(st) ? "exits" : "is killed by",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	edge_said(line);
+}
+
+long edge_sys_execve(const char *path, char *const argv[], char *const envp[])
+{
+	return syscall(SYS_execve, path, argv, envp);
+}
+
+long edge_sys_execveat(int fd, const char *path, char *const argv[],
+		       char *const envp[], int flags)
+{
+	return syscall(SYS_execveat, fd, path, argv, envp, flags);
+}
+
 char *edge_free_range(unsigned n)
 {
 	char *p = mmap(NULL, n * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -170,13 +196,15 @@ static void script_make(void)
 
 void edge_run(const struct edge_row *table)
 {
+	/* bad: 0 none, 1 a PROT_NONE page, 2 an unmapped one */
 	static const char *const kinds[] = { "", " (PROT_NONE)", " (unmapped)" };
 	char fn[128], sys[128];
 	script_make();
-	for (const struct edge_row *row = table; row->name; row++)
-		for (int bad = row->bad_pointer; bad <= 2 * row->bad_pointer; bad++) {
+	for (const struct edge_row *row = table; row->name; row++) {
+		int last = row->flags & EDGE_BAD ? 2 : 0;
+		for (int bad = last ? 1 : 0; bad <= last; bad++) {
 			column(fn, sizeof(fn), row, false, bad);
-			if (row->no_raw)
+			if (row->flags & EDGE_NO_RAW)
 				snprintf(sys, sizeof(sys), "-");
 			else
 				column(sys, sizeof(sys), row, true, bad);
@@ -184,6 +212,7 @@ void edge_run(const struct edge_row *table)
 			       kinds[bad], fn, sys);
 			fflush(stdout);
 		}
+	}
 	unlink(edge_script);
 }
 
