@@ -83,6 +83,15 @@ static void lookup(void *slot, const char *name)
 		memcpy(slot, &fn, sizeof(fn));
 }
 
+/* The same for a version of name other than the default one. */
+static void lookup_version(void *slot, const char *name, const char *version)
+{
+	void *fn = dlvsym(RTLD_NEXT, name, version);
+
+	if (fn)
+		memcpy(slot, &fn, sizeof(fn));
+}
+
 void real_resolve(void)
 {
 	if (atomic_load(&resolved))
@@ -102,5 +111,7 @@ void real_resolve(void)
 	lookup(&shim_real.fexecve, "fexecve");
 	lookup(&shim_real.posix_spawn, "posix_spawn");
 	lookup(&shim_real.posix_spawnp, "posix_spawnp");
+	lookup_version(&shim_real.posix_spawn_old, "posix_spawn", GLIBC_SPAWN_OLD);
+	lookup_version(&shim_real.posix_spawnp_old, "posix_spawnp", GLIBC_SPAWN_OLD);
 	atomic_store(&resolved, true);
 }

@@ -508,6 +508,14 @@ static void fexecve_negative_fd(bool raw, const char *bad)
 
 /* ---- posix_spawn, posix_spawnp: no system call of their own ---- */
 
+/* The versions that programs linked before glibc 2.15 call: they run a
+ * file without #! with /bin/sh. */
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+spawn_fn posix_spawn_old, posix_spawnp_old;
+__asm__(".symver posix_spawn_old, posix_spawn@GLIBC_2.2.5");
+__asm__(".symver posix_spawnp_old, posix_spawnp@GLIBC_2.2.5");
+
 static void posix_spawn_leaf(bool raw, const char *bad)
 {
 	pid_t pid;
@@ -532,6 +540,20 @@ static void posix_spawn_script(bool raw, const char *bad)
 	pid_t pid;
 	edge_said_spawn(posix_spawn(&pid, edge_script, NULL, NULL, edge_leaf_argv, environ),
 		&pid);
+}
+
+static void posix_spawn_old_script(bool raw, const char *bad)
+{
+	pid_t pid;
+	edge_said_spawn(posix_spawn_old(&pid, edge_script, NULL, NULL, edge_leaf_argv,
+					environ), &pid);
+}
+
+static void posix_spawnp_old_script(bool raw, const char *bad)
+{
+	pid_t pid;
+	edge_said_spawn(posix_spawnp_old(&pid, edge_script, NULL, NULL, edge_leaf_argv,
+					 environ), &pid);
 }
 
 static void posix_spawnp_empty(bool raw, const char *bad)
@@ -619,6 +641,10 @@ const struct edge_row edge_calls[] = {
 	{ "posix_spawn with a NULL envp", posix_spawn_null_envp, EDGE_NO_RAW },
 	{ "posix_spawn of a path that does not exist", posix_spawn_not_found, EDGE_NO_RAW },
 	{ "posix_spawn of a script without #!", posix_spawn_script, EDGE_NO_RAW },
+	{ "posix_spawn@GLIBC_2.2.5 of a script without #!", posix_spawn_old_script,
+	  EDGE_NO_RAW },
+	{ "posix_spawnp@GLIBC_2.2.5 of a script without #!", posix_spawnp_old_script,
+	  EDGE_NO_RAW },
 	{ "posix_spawnp of \"\"", posix_spawnp_empty, EDGE_NO_RAW },
 	{ "posix_spawnp of sh", posix_spawnp_shell, EDGE_NO_RAW },
 	{ NULL, NULL, 0 },
