@@ -117,7 +117,7 @@ static void test_fd_limit_no_room(void **state)
  * leaves itself out of those images' LD_PRELOAD, the program's own part
  * kept: the same output (a program needing no library runs and says what
  * LD_PRELOAD it got, one needing libc fails as the loader says), and the
- * three exec'd children are untraced for want of an fd.  One fd that the
+ * four exec'd children are untraced for want of an fd.  One fd that the
  * exec closes is enough to be traced.
  */
 static void test_exec_with_no_fd(void **state)
@@ -129,14 +129,14 @@ static void test_exec_with_no_fd(void **state)
 	assert_non_null(strstr(t.plain.text[0], "nolibc: ran, no LD_PRELOAD\n"
 				"exec of a program needing no library, no fd free: exit 9\n"));
 	assert_non_null(strstr(t.plain.text[0], "nolibc: ran, LD_PRELOAD="
-				"/nonexistent/libtheirs.so\n"));
+				"/nonexistent/libtheirs.so\nthe same with it first"));
 	assert_non_null(strstr(t.plain.text[0], "libc, no fd free: exit 127"));
 	assert_non_null(strstr(t.plain.text[0], "one fd close-on-exec: exit 11"));
 	assert_non_null(strstr(t.plain.text[1], "cannot open shared object file"));
-	/* The program and its five children. */
-	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 6);
-	assert_int_equal(finals_untraced(t.doc, true), 3);
-	assert_int_equal(finals_untraced_why(t.doc, "no fd to load the shim"), 3);
+	/* The program and its six children. */
+	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 7);
+	assert_int_equal(finals_untraced(t.doc, true), 4);
+	assert_int_equal(finals_untraced_why(t.doc, "no fd to load the shim"), 4);
 	assert_int_equal(stream_u64(t.doc, "lost"), 0);
 	/* The reason comes with PTS_EXEC: a replay of the trace says it too. */
 	assert_replay_same(PTSHARE_PATH, torture_trace(&t), "--json",

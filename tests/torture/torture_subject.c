@@ -594,32 +594,42 @@ static void fds_full(bool cloexec)
 		die("setrlimit");
 }
 
-/* LD_PRELOAD with an object of the program's own after what it had. */
-static void preload_theirs(void)
+/* How run_full runs its program. */
+enum full_how {
+	FULL_SPAWN = 1 << 0,        /* by posix_spawn, not exec */
+	FULL_CLOEXEC = 1 << 1,      /* one of the fds taken is close-on-exec */
+	FULL_THEIRS_AFTER = 1 << 2, /* an LD_PRELOAD object of its own, last */
+	FULL_THEIRS_FIRST = 1 << 3, /* the same, first */
+};
+
+/* LD_PRELOAD with an object of the program's own, before or after what
+ * it had. */
+static void preload_theirs(bool first)
 {
-	const char *had = getenv("LD_PRELOAD");
+	const char *had = getenv("LD_PRELOAD"), *theirs = "/nonexistent/libtheirs.so";
 	char list[4096];
-	snprintf(list, sizeof(list), "%s%s/nonexistent/libtheirs.so",
-		 had ? had : "", had && *had ? ":" : "");
+	if (!had || !*had)
+		snprintf(list, sizeof(list), "%s", theirs);
+	else
+		snprintf(list, sizeof(list), "%s:%s", first ? theirs : had,
+			 first ? had : theirs);
 	if (setenv("LD_PRELOAD", list, 1))
 		die("setenv");
 }
 
-/* A child that runs argv with every fd taken: by exec, or by posix_spawn
- * (then it exits as the spawned program did); theirs: with an LD_PRELOAD
- * of its own too. */
-static void run_full(const char *what, char *const argv[], bool cloexec,
-		     bool spawned, bool theirs)
+/* A child that runs argv with every fd taken, as how says (when it
+ * spawns, it exits as the spawned program did). */
+static void run_full(const char *what, char *const argv[], unsigned how)
 {
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid < 0)
 		die("fork");
 	if (!pid) {
-		if (theirs)
-			preload_theirs();
-		fds_full(cloexec);
-		if (spawned) {
+		if (how & (FULL_THEIRS_AFTER | FULL_THEIRS_FIRST))
+			preload_theirs(how & FULL_THEIRS_FIRST);
+		fds_full(how & FULL_CLOEXEC);
+		if (how & FULL_SPAWN) {
 			pid_t sp;
 			if ((errno = posix_spawn(&sp, argv[0], NULL, NULL, argv, environ)))
 				_exit(126);
@@ -643,16 +653,15 @@ static int execfull(const char *nolibc)
 {
 	char *const lean[] = { (char *)nolibc, NULL };
 	char *const leaf[] = { (char *)self, "leaf", "execfull", NULL };
-	run_full("exec of a program needing no library, no fd free", lean,
-		 false, false, false);
-	run_full("the same with an LD_PRELOAD of the program's own", lean,
-		 false, false, true);
-	run_full("exec of a program needing libc, no fd free", leaf, false,
-		 false, false);
+	run_full("exec of a program needing no library, no fd free", lean, 0);
+	run_full("the same with an LD_PRELOAD object of the program's own, last",
+		 lean, FULL_THEIRS_AFTER);
+	run_full("the same with it first", lean, FULL_THEIRS_FIRST);
+	run_full("exec of a program needing libc, no fd free", leaf, 0);
 	run_full("posix_spawn of a program needing no library, no fd free", lean,
-		 false, true, false);
+		 FULL_SPAWN);
 	run_full("exec of a program needing libc, one fd close-on-exec", leaf,
-		 true, false, false);
+		 FULL_CLOEXEC);
 	return 0;
 }
 
