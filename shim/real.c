@@ -83,7 +83,7 @@ static void lookup(void *slot, const char *name)
 		memcpy(slot, &fn, sizeof(fn));
 }
 
-/* The same for a version of name other than the default one. */
+/* The same for one version of name. */
 static void lookup_version(void *slot, const char *name, const char *version)
 {
 	void *fn = dlvsym(RTLD_NEXT, name, version);
@@ -109,8 +109,8 @@ void real_resolve(void)
 	lookup(&shim_real.execvpe, "execvpe");
 	lookup(&shim_real.execveat, "execveat");
 	lookup(&shim_real.fexecve, "fexecve");
-	lookup(&shim_real.posix_spawn, "posix_spawn");
-	lookup(&shim_real.posix_spawnp, "posix_spawnp");
+	lookup_version(&shim_real.posix_spawn, "posix_spawn", GLIBC_SPAWN);
+	lookup_version(&shim_real.posix_spawnp, "posix_spawnp", GLIBC_SPAWN);
 	lookup_version(&shim_real.posix_spawn_old, "posix_spawn", GLIBC_SPAWN_OLD);
 	lookup_version(&shim_real.posix_spawnp_old, "posix_spawnp", GLIBC_SPAWN_OLD);
 	atomic_store(&resolved, true);

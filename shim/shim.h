@@ -101,16 +101,17 @@ void section_reset_in_child(void);
 pid_t shim_tid(void);
 pid_t shim_getpid(void);
 
-/* real.c: the functions the interposers stand in for.  The memory calls
- * start as raw system calls (what glibc's wrappers do), so that a call made
- * before the constructor ran (another library's constructor) works; the
- * others are looked up by real_resolve(). */
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 		     const posix_spawnattr_t *, char *const[], char *const[]);
 /* glibc's versions of posix_spawn and posix_spawnp on x86-64: since 2.15,
  * and before (libptshare.map). */
 #define GLIBC_SPAWN "GLIBC_2.15"
 #define GLIBC_SPAWN_OLD "GLIBC_2.2.5"
+
+/* real.c: the functions the interposers stand in for.  The memory calls
+ * start as raw system calls (what glibc's wrappers do), so that a call made
+ * before the constructor ran (another library's constructor) works; the
+ * others are looked up by real_resolve(). */
 struct shim_real {
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
 	int (*munmap)(void *, size_t);
