@@ -129,6 +129,10 @@ static struct report_final final_of(const struct ingest *g,
 	struct report_final f = s->last;
 	f.alive = alive;
 	f.untraced = s->untraced || (s->exec_pending && !s->conn);
+	f.untraced_why = !f.untraced ? REPORT_TRACED
+			 : !s->exec_pending ? REPORT_UNTRACED_CLOSED
+			 : s->exec_no_fd ? REPORT_UNTRACED_NO_FD
+			 : REPORT_UNTRACED_EXEC;
 	for (size_t k = 0; k < g->ws->n; k++) {
 		struct mm_proc_stats st;
 		if (s->in_model && !mm_proc_stats(g->ws->w[k], (uint32_t)s->pid, &st)) {
@@ -498,6 +502,7 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		return;
 	case PTS_EXEC:
 		s->exec_pending = true;
+		s->exec_no_fd = ((const struct pts_exec *)r)->flags & PTS_EXEC_NO_FD;
 		return;
 	case PTS_EXEC_FAILED:
 		s->exec_pending = false;

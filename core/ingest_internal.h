@@ -48,6 +48,7 @@ struct session {
 	uint32_t hello_seq;      /* a HELLO waiting for its ACK, or 0 */
 	bool in_model;           /* the worlds know it */
 	bool exec_pending;       /* PTS_EXEC sent, the new image not yet seen */
+	bool exec_no_fd;         /* and it said the image runs without the shim */
 	bool exiting;            /* PTS_EXIT sent */
 	bool untraced;           /* lives without a shim */
 	bool connected;          /* a connection of it was opened */

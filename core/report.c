@@ -458,6 +458,17 @@ const char *report_drop_name(uint32_t why)
 	return why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";
 }
 
+const char *report_untraced_name(uint32_t why)
+{
+	static const char *const names[] = {
+		[REPORT_TRACED] = NULL,
+		[REPORT_UNTRACED_CLOSED] = "connection closed",
+		[REPORT_UNTRACED_EXEC] = "exec without the shim",
+		[REPORT_UNTRACED_NO_FD] = "no fd to load the shim",
+	};
+	return why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";
+}
+
 uint64_t report_sum3(const uint64_t *t)
 {
 	return t[PT_PTE] + t[PT_PMD] + t[PT_PUD];

@@ -43,6 +43,7 @@ struct report_final {
 	uint32_t reason;          /* enum pts_ck_reason of that checkpoint */
 	bool alive;               /* still running when the report was made */
 	bool untraced;            /* lost its shim: static or setuid exec... */
+	uint32_t untraced_why;    /* enum report_untraced: why */
 	uint64_t records, lost, malformed, refused, resyncs;
 	uint32_t dropped;         /* enum report_drop: why the daemon hung up */
 	uint32_t fault_mode;      /* enum pts_faults for this process */
@@ -55,6 +56,15 @@ struct report_final {
 /* Why the daemon ended a process's connection (docs/daemon.md, Hostile
  * clients): none, 64 malformed records in a row, acks it did not read. */
 enum report_drop { REPORT_DROP_NONE, REPORT_DROP_MALFORMED, REPORT_DROP_DEAF };
+
+/* Why a process ran on without the shim: traced; its connection closed
+ * while it lived (the program took the shim's fd); the image it exec'd
+ * never connected (static, set-user-ID, an environment without the shim);
+ * the shim left itself out of that image, which had no fd to load it. */
+enum report_untraced {
+	REPORT_TRACED, REPORT_UNTRACED_CLOSED, REPORT_UNTRACED_EXEC,
+	REPORT_UNTRACED_NO_FD,
+};
 
 /* What the shims and /proc told (ptshare run). */
 struct report_stream {
@@ -219,6 +229,8 @@ uint64_t report_sum3(const uint64_t *levels);
 const char *report_checkpoint_name(uint32_t reason); /* enum pts_ck_reason */
 /* enum report_drop as the report says it; NULL for REPORT_DROP_NONE. */
 const char *report_drop_name(uint32_t why);
+/* enum report_untraced likewise; NULL for REPORT_TRACED. */
+const char *report_untraced_name(uint32_t why);
 /* "name" or "name:levels" when the levels are not the policy's own. */
 const char *report_policy_label(const struct mm_policy *p, char *buf,
 				size_t len);

@@ -256,6 +256,11 @@ static void final_checkpoint(struct json *j, const struct report *r,
 	json_member_string(j, "checkpoint", report_checkpoint_name(x->reason));
 	json_member_bool(j, "alive", x->alive);
 	json_member_bool(j, "untraced", x->untraced);
+	json_key(j, "untraced_why");
+	if (x->untraced_why)
+		json_string(j, report_untraced_name(x->untraced_why));
+	else
+		json_null(j);
 	json_member_u64(j, "records", x->records);
 	json_member_u64(j, "lost", x->lost);
 	json_member_u64(j, "malformed", x->malformed);

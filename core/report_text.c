@@ -235,15 +235,40 @@ static void clients(FILE *f, const struct report *r)
 	}
 }
 
+/* The processes that ran without the shim, by why (enum report_untraced). */
+static void untraced(FILE *f, const struct report *r)
+{
+	static const char *const what[] = {
+		[REPORT_UNTRACED_CLOSED] = "took or closed its connection",
+		[REPORT_UNTRACED_EXEC] = "exec'd a static or set-user-ID program, "
+					 "or cleared its environment",
+		[REPORT_UNTRACED_NO_FD] = "exec'd with no fd free below "
+					  "RLIMIT_NOFILE to load it",
+	};
+	unsigned n[REPORT_UNTRACED_NO_FD + 1] = { 0 }, all = 0;
+	const char *sep = " ";
+	for (size_t i = 0; i < r->nfinals; i++)
+		if (r->finals[i].untraced && r->finals[i].untraced_why <= REPORT_UNTRACED_NO_FD) {
+			n[r->finals[i].untraced_why]++;
+			all++;
+		}
+	if (!all)
+		return;
+	fprintf(f, "%u processes ran without the shim, modelled from /proc only:", all);
+	for (size_t k = REPORT_UNTRACED_CLOSED; k <= REPORT_UNTRACED_NO_FD; k++)
+		if (n[k]) {
+			fprintf(f, "%s%u %s", sep, n[k], what[k]);
+			sep = "; ";
+		}
+	fputc('\n', f);
+}
+
 static void stream(FILE *f, const struct report *r)
 {
 	const struct report_stream *s = &r->stream;
 	char a[16], b[16];
-	unsigned untraced = 0;
 	if (!r->has_stream)
 		return;
-	for (size_t i = 0; i < r->nfinals; i++)
-		untraced += r->finals[i].untraced;
 	fprintf(f, "\nrecords: %" PRIu64 " from the shim (%" PRIu64 " failed "
 		"calls), %" PRIu64 " lost, %" PRIu64 " malformed, %" PRIu64
 		" refused by the model, %" PRIu64 " resyncs from /proc\n",
@@ -253,10 +278,7 @@ static void stream(FILE *f, const struct report *r)
 		" (the loader's and libc's own mappings)\n",
 		human(s->intercepted_bytes, a, sizeof(a)),
 		human(s->proc_only_bytes, b, sizeof(b)));
-	if (untraced)
-		fprintf(f, "%u processes ran without the shim (static or setuid "
-			"programs, or a cleared environment): modelled from /proc "
-			"only\n", untraced);
+	untraced(f, r);
 	clients(f, r);
 	faults(f, r);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "peek.h"
 #include "shim.h"
 
 enum exec_how { EXEC_PATH, EXEC_SEARCH, EXEC_AT, EXEC_FD };
@@ -56,20 +57,24 @@ static int exec_real(void *arg, char *const envp[])
 	return -1;
 }
 
-/* What PTS_EXEC names: the path as given, or the fd executed. */
+/* What PTS_EXEC names: the path as given, or the fd executed.  A path
+ * that cannot be read names nothing: the kernel fails that exec (EFAULT),
+ * or glibc crashes in it as it would untraced (execvp's). */
 static void exec_path(const struct exec_req *r, char *path, size_t cap)
 {
-	if (r->how == EXEC_FD || (r->how == EXEC_AT && r->path && !r->path[0])) {
-		size_t n = str_copy(path, cap, "/proc/self/fd/");
-		fmt_ulong(path + n, cap - n, (unsigned long)r->fd);
-		return;
+	long n = r->how == EXEC_FD ? 0 : peek_str(path, cap, r->path);
+
+	if (n < 0) {
+		path[0] = '\0';
+	} else if (n == 0 && (r->how == EXEC_AT || r->how == EXEC_FD)) {
+		size_t k = str_copy(path, cap, "/proc/self/fd/");
+		fmt_ulong(path + k, cap - k, (unsigned long)r->fd);
 	}
-	str_copy(path, cap, r->path);
 }
 
-static int exec_traced(void *arg, char *const envp[])
+static int exec_traced(void *arg, char *const envp[], enum env_made made)
 {
-	struct pts_exec m = { 0 };
+	struct pts_exec m = { .flags = made == ENV_NO_FD ? PTS_EXEC_NO_FD : 0 };
 	struct shim_call c;
 
 	if (!shim_enter(&c))
@@ -128,6 +133,13 @@ SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	struct exec_req r = { EXEC_FD, fd, NULL, argv, 0 };
+
+	/* glibc fails a NULL envp with EINVAL before any system call;
+	 * completed (env.c), it would pass that check and run the file. */
+	if (!envp) {
+		real_resolve();
+		return exec_real(&r, envp);
+	}
 	return exec_run(&r, envp);
 }
 

@@ -137,7 +137,10 @@ static void *mremap_sent(struct shim_call *c, void *old, size_t old_len,
 	return r;
 }
 
-/* As glibc: new_address is read only with MREMAP_FIXED. */
+/* As glibc 2.36 (with the fix of its bug 31968, which Debian's has):
+ * new_address is read with MREMAP_FIXED, where it is the address, and
+ * with MREMAP_DONTUNMAP, where the kernel takes it as a hint (and fails
+ * an unaligned one); never otherwise, where the caller may not pass it. */
 SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 			 ...)
 {
@@ -145,7 +148,7 @@ SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 	struct shim_call c;
 	bool again;
 
-	if (flags & MREMAP_FIXED) {
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
 		va_list ap;
 		va_start(ap, flags);
 		want = va_arg(ap, void *);

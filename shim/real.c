@@ -31,7 +31,9 @@ static int raw_mprotect(void *addr, size_t len, int prot)
 	return (int)syscall(SYS_mprotect, addr, len, prot);
 }
 
-/* The interposer always passes new_address (NULL unless MREMAP_FIXED). */
+/* The interposer always passes new_address, read as glibc reads it (NULL
+ * unless MREMAP_FIXED or MREMAP_DONTUNMAP).  glibc also fails unknown
+ * flags with EINVAL before the call: the kernel fails the same ones. */
 static void *raw_mremap(void *old, size_t old_len, size_t new_len, int flags,
 			...)
 {
@@ -81,6 +83,15 @@ static void lookup(void *slot, const char *name)
 		memcpy(slot, &fn, sizeof(fn));
 }
 
+/* The same for one version of name. */
+static void lookup_version(void *slot, const char *name, const char *version)
+{
+	void *fn = dlvsym(RTLD_NEXT, name, version);
+
+	if (fn)
+		memcpy(slot, &fn, sizeof(fn));
+}
+
 void real_resolve(void)
 {
 	if (atomic_load(&resolved))
@@ -98,7 +109,9 @@ void real_resolve(void)
 	lookup(&shim_real.execvpe, "execvpe");
 	lookup(&shim_real.execveat, "execveat");
 	lookup(&shim_real.fexecve, "fexecve");
-	lookup(&shim_real.posix_spawn, "posix_spawn");
-	lookup(&shim_real.posix_spawnp, "posix_spawnp");
+	lookup_version(&shim_real.posix_spawn, "posix_spawn", GLIBC_SPAWN);
+	lookup_version(&shim_real.posix_spawnp, "posix_spawnp", GLIBC_SPAWN);
+	lookup_version(&shim_real.posix_spawn_old, "posix_spawn", GLIBC_SPAWN_OLD);
+	lookup_version(&shim_real.posix_spawnp_old, "posix_spawnp", GLIBC_SPAWN_OLD);
 	atomic_store(&resolved, true);
 }

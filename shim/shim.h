@@ -101,6 +101,13 @@ void section_reset_in_child(void);
 pid_t shim_tid(void);
 pid_t shim_getpid(void);
 
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+/* glibc's versions of posix_spawn and posix_spawnp on x86-64: since 2.15,
+ * and before (libptshare.map). */
+#define GLIBC_SPAWN "GLIBC_2.15"
+#define GLIBC_SPAWN_OLD "GLIBC_2.2.5"
+
 /* real.c: the functions the interposers stand in for.  The memory calls
  * start as raw system calls (what glibc's wrappers do), so that a call made
  * before the constructor ran (another library's constructor) works; the
@@ -119,14 +126,9 @@ struct shim_real {
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*execveat)(int, const char *, char *const[], char *const[], int);
 	int (*fexecve)(int, char *const[], char *const[]);
-	int (*posix_spawn)(pid_t *, const char *,
-			   const posix_spawn_file_actions_t *,
-			   const posix_spawnattr_t *, char *const[],
-			   char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *,
-			    const posix_spawn_file_actions_t *,
-			    const posix_spawnattr_t *, char *const[],
-			    char *const[]);
+	spawn_fn *posix_spawn, *posix_spawnp;
+	/* The versions programs linked before glibc 2.15 call (spawn.c). */
+	spawn_fn *posix_spawn_old, *posix_spawnp_old;
 };
 extern struct shim_real shim_real;
 /* Idempotent.  The constructor calls it; a process call reached before the

@@ -123,10 +123,16 @@ struct pts_fork {
 	uint32_t reserved;
 };
 
+enum pts_exec_flag {
+	/* The new image runs without the shim: it would have had no fd below
+	 * its RLIMIT_NOFILE for the dynamic loader to open it with. */
+	PTS_EXEC_NO_FD = 1u << 0,
+};
+
 struct pts_exec {
 	struct pts_hdr h;
 	int32_t result_errno; /* PTS_EXEC_FAILED */
-	uint32_t reserved;
+	uint32_t flags;       /* PTS_EXEC_* */
 	char path[256];
 };
 

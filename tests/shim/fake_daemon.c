@@ -163,8 +163,9 @@ static const char *check_body(const struct fake_rec *r, bool fd_passed)
 			: "FORK child, reserved or flags";
 	case PTS_EXEC:
 	case PTS_EXEC_FAILED:
-		if (failed != (h->type == PTS_EXEC_FAILED) || r->r.exec.reserved)
-			return "EXEC flags or reserved";
+		if (failed != (h->type == PTS_EXEC_FAILED) ||
+		    (r->r.exec.flags & ~PTS_EXEC_NO_FD))
+			return "EXEC flags";
 		if (!memchr(r->r.exec.path, 0, sizeof(r->r.exec.path)))
 			return "EXEC path unterminated";
 		return check_errno(failed, r->r.exec.result_errno);

@@ -140,8 +140,8 @@ static void check_exec(const char *how, const char *path_prefix)
 static void test_exec_family(void **state)
 {
 	static const char *const paths[] = { "execve", "empty-env",
-		"foreign-preload", "execv", "execvp", "execvpe", "execl",
-		"execlp", "execle" };
+		"sandboxed", "foreign-preload", "execv", "execvp", "execvpe",
+		"execl", "execlp", "execle" };
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		check_exec(paths[i], SUBJECT_PATH);

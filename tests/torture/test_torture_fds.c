@@ -2,7 +2,8 @@
 /*
  * The torture suite, fds (docs/promises.md): a program that dup2s over
  * every low fd and closes every other one (close_range, closefrom), the
- * shim's included, then forks and execs; one that opens fds until EMFILE.
+ * shim's included, then forks and execs; one that opens fds until EMFILE;
+ * children that exec with no fd free.
  * The same output and status under `ptshare run`; the report says which
  * records it lost.
  */
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -108,12 +110,48 @@ static void test_fd_limit_no_room(void **state)
 	fd_limit_no_room("stack=0", 1);
 }
 
+/*
+ * Children that exec, or posix_spawn, with every fd below their soft
+ * RLIMIT_NOFILE taken (lowered between fork and exec): the dynamic loader
+ * could not open the shim, and would say so on their stderr.  The shim
+ * leaves itself out of those images' LD_PRELOAD, the program's own part
+ * kept: the same output (a program needing no library runs and says what
+ * LD_PRELOAD it got, one needing libc fails as the loader says), and the
+ * four exec'd children are untraced for want of an fd.  One fd that the
+ * exec closes is enough to be traced.
+ */
+static void test_exec_with_no_fd(void **state)
+{
+	const char *argv[] = { NULL, "execfull", TORTURE_NOLIBC_PATH, NULL };
+	struct torture t;
+	torture_compare(&t, NULL, argv);
+	assert_int_equal(t.status, 0);
+	assert_non_null(strstr(t.plain.text[0], "nolibc: ran, no LD_PRELOAD\n"
+				"exec of a program needing no library, no fd free: exit 9\n"));
+	assert_non_null(strstr(t.plain.text[0], "nolibc: ran, LD_PRELOAD="
+				"/nonexistent/libtheirs.so\nthe same with it first"));
+	assert_non_null(strstr(t.plain.text[0], "libc, no fd free: exit 127"));
+	assert_non_null(strstr(t.plain.text[0], "one fd close-on-exec: exit 11"));
+	assert_non_null(strstr(t.plain.text[1], "cannot open shared object file"));
+	/* The program and its six children. */
+	assert_int_equal(jr_len(jr_get(t.doc, "final_checkpoints")), 7);
+	assert_int_equal(finals_untraced(t.doc, true), 4);
+	assert_int_equal(finals_untraced_why(t.doc, "no fd to load the shim"), 4);
+	assert_int_equal(stream_u64(t.doc, "lost"), 0);
+	/* The reason comes with PTS_EXEC: a replay of the trace says it too. */
+	assert_replay_same(PTSHARE_PATH, torture_trace(&t), "--json",
+			   tmp_path(t.dir, "report.json"), tmp_path(t.dir, "replay.json"));
+	unlink(tmp_path(t.dir, "replay.json"));
+	torture_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_close_everything, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_fd_limit_with_room, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_fd_limit_no_room, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_exec_with_no_fd, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -573,6 +573,98 @@ static int fdcount(void)
 	return 0;
 }
 
+/* ---- an exec with no fd free below RLIMIT_NOFILE ---- */
+
+/* Every fd below FULL_FDS taken (the last close-on-exec with cloexec) and
+ * the soft limit lowered to FULL_FDS: between fork and exec, as a program
+ * that limits what it runs does. */
+static void fds_full(bool cloexec)
+{
+	struct rlimit rl;
+	int fd;
+	while ((fd = open("/dev/null", O_RDONLY)) >= 0 && fd < FULL_FDS - 1)
+		;
+	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &rl))
+		die("open");
+	if (fd > FULL_FDS - 1)
+		close(fd);
+	rl.rlim_cur = FULL_FDS;
+	if ((cloexec && fcntl(FULL_FDS - 1, F_SETFD, FD_CLOEXEC)) ||
+	    setrlimit(RLIMIT_NOFILE, &rl))
+		die("setrlimit");
+}
+
+/* How run_full runs its program. */
+enum full_how {
+	FULL_SPAWN = 1 << 0,        /* by posix_spawn, not exec */
+	FULL_CLOEXEC = 1 << 1,      /* one of the fds taken is close-on-exec */
+	FULL_THEIRS_AFTER = 1 << 2, /* an LD_PRELOAD object of its own, last */
+	FULL_THEIRS_FIRST = 1 << 3, /* the same, first */
+};
+
+/* LD_PRELOAD with an object of the program's own, before or after what
+ * it had. */
+static void preload_theirs(bool first)
+{
+	const char *had = getenv("LD_PRELOAD"), *theirs = "/nonexistent/libtheirs.so";
+	char list[4096];
+	if (!had || !*had)
+		snprintf(list, sizeof(list), "%s", theirs);
+	else
+		snprintf(list, sizeof(list), "%s:%s", first ? theirs : had,
+			 first ? had : theirs);
+	if (setenv("LD_PRELOAD", list, 1))
+		die("setenv");
+}
+
+/* A child that runs argv with every fd taken, as how says (when it
+ * spawns, it exits as the spawned program did). */
+static void run_full(const char *what, char *const argv[], unsigned how)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		if (how & (FULL_THEIRS_AFTER | FULL_THEIRS_FIRST))
+			preload_theirs(how & FULL_THEIRS_FIRST);
+		fds_full(how & FULL_CLOEXEC);
+		if (how & FULL_SPAWN) {
+			pid_t sp;
+			if ((errno = posix_spawn(&sp, argv[0], NULL, NULL, argv, environ)))
+				_exit(126);
+			int st = wait_child(sp);
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	say("%s: %s\n", what, status_text(wait_child(pid)));
+}
+
+/*
+ * The dynamic loader needs a free fd below the soft limit to open each
+ * library, the shim among them.  Without one, a program that needs no
+ * library runs anyway (and says what LD_PRELOAD it got), one that needs
+ * libc fails (exit 127), each with what the loader says, and nothing
+ * more.  One fd that the exec closes is enough.
+ */
+static int execfull(const char *nolibc)
+{
+	char *const lean[] = { (char *)nolibc, NULL };
+	char *const leaf[] = { (char *)self, "leaf", "execfull", NULL };
+	run_full("exec of a program needing no library, no fd free", lean, 0);
+	run_full("the same with an LD_PRELOAD object of the program's own, last",
+		 lean, FULL_THEIRS_AFTER);
+	run_full("the same with it first", lean, FULL_THEIRS_FIRST);
+	run_full("exec of a program needing libc, no fd free", leaf, 0);
+	run_full("posix_spawn of a program needing no library, no fd free", lean,
+		 FULL_SPAWN);
+	run_full("exec of a program needing libc, one fd close-on-exec", leaf,
+		 FULL_CLOEXEC);
+	return 0;
+}
+
 /* ---- a program that maps until vm.max_map_count ---- */
 
 /* The lines of /proc/self/maps: its mappings.  read(2) into a static
@@ -724,6 +816,8 @@ int main(int argc, char **argv)
 		return fdlimit(argv[2], argv[3]);
 	if (!strcmp(s, "fdcount"))
 		return fdcount();
+	if (!strcmp(s, "execfull") && a)
+		return execfull(a);
 	if (!strcmp(s, "maxmap"))
 		return maxmap();
 	if (!strcmp(s, "mix"))
@@ -735,7 +829,7 @@ int main(int argc, char **argv)
 	if (!strcmp(s, "secure"))
 		return secure_leaf(a ? a : "-");
 	fprintf(stderr, "usage: torture_subject threads|sigmap|forkstorm|forkspin N|spawn|fds|"
-		"exec PATH [ARG]|fdlimit SOFT HARD|fdcount|maxmap|mix|late|leaf TAG|"
-		"secure TAG\n");
+		"exec PATH [ARG]|fdlimit SOFT HARD|fdcount|execfull NOLIBC|maxmap|mix|"
+		"late|leaf TAG|secure TAG\n");
 	return 2;
 }

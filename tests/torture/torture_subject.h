@@ -25,5 +25,7 @@
 #define LEAF_STATUS 11
 #define SECURE_STATUS 13
 #define STATIC_STATUS 7      /* torture_static's */
+#define NOLIBC_STATUS 9      /* torture_nolibc's */
+#define FULL_FDS 16          /* fds taken, and the soft RLIMIT_NOFILE (execfull) */
 
 #endif

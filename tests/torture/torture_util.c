@@ -115,6 +115,17 @@ size_t finals_untraced(const struct jr_value *doc, bool untraced)
 	return n;
 }
 
+size_t finals_untraced_why(const struct jr_value *doc, const char *why)
+{
+	const struct jr_value *finals = jr_get(doc, "final_checkpoints");
+	size_t n = 0;
+	for (size_t i = 0; i < jr_len(finals); i++) {
+		const char *said = jr_path_str(jr_at(finals, i), "untraced_why");
+		n += said && !strcmp(said, why);
+	}
+	return n;
+}
+
 size_t finals_with_records(const struct jr_value *doc, uint64_t records)
 {
 	const struct jr_value *finals = jr_get(doc, "final_checkpoints");

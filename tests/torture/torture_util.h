@@ -47,6 +47,8 @@ void assert_same_run(const struct cmd *a, int a_status, const struct cmd *b,
 size_t assert_models_at_most_kernel(const struct jr_value *doc, size_t unread);
 /* Final checkpoints whose `untraced` is as said. */
 size_t finals_untraced(const struct jr_value *doc, bool untraced);
+/* Final checkpoints untraced for that reason (`untraced_why`). */
+size_t finals_untraced_why(const struct jr_value *doc, const char *why);
 /* Final checkpoints with exactly `records` records. */
 size_t finals_with_records(const struct jr_value *doc, uint64_t records);
 /* stream.<name> of the report. */
