@@ -2,12 +2,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "path_open.h"
 #include "ptshare/wire.h"
 
 int cli_u64(const char *s, uint64_t *out)
@@ -35,39 +38,79 @@ int cli_faults(const char *s, uint32_t *out)
 	return -1;
 }
 
-/*
- * A file that was there keeps its owner and mode through open(): a report
- * written over another user's file, or over one of ours that others may
- * read, would be read by them.  So a regular file is made ours and 0600
- * before anything is written (and truncated only then: a file of another
- * user's, a root daemon's symlinked target say, is left as it was); a
- * pipe or a terminal is written as it is.
- */
-FILE *cli_create_private(const char *path)
+/* Whether what path_open found (o->st) may take an output, the open
+ * having failed with open_err (or 0): 0, or -1 with errno and why.  A
+ * report may tell one user about another's processes, and a trace holds
+ * everything a program did: they go where the caller alone reads them, or
+ * where the caller chose. */
+static int output_kind(const struct path_open *o, int open_err, char *why,
+		       size_t cap)
 {
-	struct stat st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return NULL;
-	int err = fstat(fd, &st) ? errno : 0;
-	if (!err && S_ISREG(st.st_mode)) {
-		if (st.st_uid != geteuid())
-			err = EPERM;
-		else if (fchmod(fd, 0600) || ftruncate(fd, 0))
-			err = errno;
+	const struct stat *st = &o->st;
+	bool file = S_ISREG(st->st_mode), fifo = S_ISFIFO(st->st_mode);
+	int err = open_err;
+	if (!file && !fifo && !S_ISCHR(st->st_mode)) {
+		snprintf(why, cap, "it is not a regular file, a FIFO or a "
+			 "character device");
+		err = EINVAL;
+	} else if (st->st_uid != geteuid() && (file || st->st_uid)) {
+		/* A FIFO or a device of root's will do: /dev/null, a tty. */
+		snprintf(why, cap, "it is a %s of uid %u's", file ? "file" : fifo
+			 ? "FIFO" : "device", (unsigned)st->st_uid);
+		err = EPERM;
+	} else if (file && st->st_nlink > 1) {
+		/* Its other name may be anywhere: /etc/shadow, linked. */
+		snprintf(why, cap, "it is a file with %ju names (hard links)",
+			 (uintmax_t)st->st_nlink);
+		err = EMLINK;
+	} else if (fifo && open_err == ENXIO) {
+		snprintf(why, cap, "it is a FIFO with no reader: start its reader "
+			 "first");
+	} else if (open_err) {
+		snprintf(why, cap, "%s", strerror(open_err));
 	}
-	FILE *f = err ? NULL : fdopen(fd, "w");
-	if (!f) {
-		err = err ? err : errno;
-		close(fd);
-		errno = err;
-	}
-	return f;
+	errno = err;
+	return err ? -1 : 0;
 }
 
-FILE *cli_output_open(const char *path)
+FILE *cli_output_open(const char *path, char *why, size_t cap)
 {
-	return strcmp(path, "-") ? cli_create_private(path) : stdout;
+	if (!strcmp(path, "-"))
+		return stdout;
+	/* O_NONBLOCK: a FIFO nobody reads would hold the open. */
+	struct path_open o = {
+		.path = path, .flags = O_WRONLY | O_CREAT | O_NONBLOCK, .mode = 0600,
+	};
+	int fd = path_open(&o), err = errno;
+	if (fd < 0) {
+		/* ENXIO: a FIFO with no reader, a socket; which says why. */
+		if (err == ENXIO)
+			output_kind(&o, err, why, cap);
+		else
+			snprintf(why, cap, "%s", o.why);
+		errno = err;
+		return NULL;
+	}
+	/* An fd of the caller's is written as it is, where it stands.  A
+	 * file is made private and emptied only once it is known to be the
+	 * caller's alone; F_SETFL clears O_NONBLOCK. */
+	*why = '\0';
+	if (!o.held && (output_kind(&o, 0, why, cap) || fcntl(fd, F_SETFL, 0) ||
+			(S_ISREG(o.st.st_mode) &&
+			 (fchmod(fd, 0600) || ftruncate(fd, 0))))) {
+		err = errno;
+		if (!*why)
+			snprintf(why, cap, "%s", strerror(err));
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		snprintf(why, cap, "%s", strerror(errno));
+		close(fd);
+	}
+	return f;
 }
 
 int cli_output_close(FILE *f)

@@ -13,9 +13,9 @@ static int output_open(struct output *o, const char *path, FILE *dflt)
 		return 0;
 	if (!strcmp(path, "-"))
 		o->name = "stdout";
-	if (!(o->f = cli_output_open(path))) {
-		fprintf(stderr, "ptshared: cannot write %s: %s\n", path,
-			strerror(errno));
+	char why[256];
+	if (!(o->f = cli_output_open(path, why, sizeof(why)))) {
+		fprintf(stderr, "ptshared: cannot write %s: %s\n", path, why);
 		return -1;
 	}
 	return 0;

@@ -8,13 +8,14 @@
 #include "cli.h"
 #include "commands.h"
 
-/* path: "-" for stdout, else a new 0600 file.  0, or 1 with the message. */
+/* path: "-" for stdout, else as cli_output_open takes it.  0, or 1 with
+ * the message. */
 static int write_file(const char *path, const struct report *r, bool html)
 {
-	FILE *f = cli_output_open(path);
+	char why[256];
+	FILE *f = cli_output_open(path, why, sizeof(why));
 	if (!f) {
-		fprintf(stderr, "ptshare: cannot write %s: %s\n", path,
-			strerror(errno));
+		fprintf(stderr, "ptshare: cannot write %s: %s\n", path, why);
 		return 1;
 	}
 	errno = 0;
