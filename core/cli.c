@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -73,6 +74,59 @@ static int output_kind(const struct path_open *o, int open_err, char *why,
 	return err ? -1 : 0;
 }
 
+/* A stream on an output's fd that keeps the errno of the first write
+ * that failed: stdio keeps only a flag, and drops what it could not
+ * write, so that the close may well succeed (a full disk was then told
+ * as "Input/output error"). */
+struct output_stream {
+	int fd;
+	int err;
+};
+
+static int closed_err; /* the last output_stream closed: its first error */
+
+static ssize_t stream_write(void *cookie, const char *buf, size_t n)
+{
+	struct output_stream *s = cookie;
+	size_t done = 0;
+	while (done < n && !s->err) {
+		ssize_t w = write(s->fd, buf + done, n - done);
+		if (w > 0)
+			done += (size_t)w;
+		else if (w < 0 && errno != EINTR)
+			s->err = errno;
+		else if (!w)
+			s->err = EIO;
+	}
+	return (ssize_t)done;
+}
+
+static int stream_close(void *cookie)
+{
+	struct output_stream *s = cookie;
+	if (close(s->fd) && errno != EINTR && !s->err)
+		s->err = errno;
+	closed_err = s->err;
+	free(s);
+	return closed_err ? -1 : 0;
+}
+
+static FILE *stream_open(int fd)
+{
+	static const cookie_io_functions_t io = {
+		.write = stream_write, .close = stream_close,
+	};
+	struct output_stream *s = malloc(sizeof(*s));
+	FILE *f = s ? fopencookie(s, "w", io) : NULL;
+	if (!f) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	*s = (struct output_stream){ fd, 0 };
+	return f;
+}
+
 FILE *cli_output_open(const char *path, char *why, size_t cap)
 {
 	if (!strcmp(path, "-"))
@@ -105,7 +159,7 @@ FILE *cli_output_open(const char *path, char *why, size_t cap)
 		errno = err;
 		return NULL;
 	}
-	FILE *f = fdopen(fd, "w");
+	FILE *f = stream_open(fd);
 	if (!f) {
 		snprintf(why, cap, "%s", strerror(errno));
 		close(fd);
@@ -115,9 +169,11 @@ FILE *cli_output_open(const char *path, char *why, size_t cap)
 
 int cli_output_close(FILE *f)
 {
-	bool standard = f == stdout || f == stderr;
-	bool failed = ferror(f);
-	if (standard ? fflush(f) : fclose(f))
-		failed = true;
-	return failed ? (errno ? errno : EIO) : 0;
+	if (f == stdout || f == stderr) {
+		bool failed = ferror(f);
+		return fflush(f) || failed ? (errno ? errno : EIO) : 0;
+	}
+	closed_err = 0;
+	fclose(f);
+	return closed_err;
 }

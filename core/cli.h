@@ -28,8 +28,10 @@ int cli_faults(const char *s, uint32_t *out);
 FILE *cli_output_open(const char *path, char *why, size_t cap);
 
 /* Flushes f, and closes it unless it is stdout or stderr.  0, or the errno
- * of what failed: a write before (errno as the writes left it; set it to 0
- * before them) or the flush; EIO when nothing says more. */
+ * of what failed: on a file of cli_output_open's, the first write that
+ * failed (ENOSPC, not the EIO of a close with nothing left to write); on
+ * stdout or stderr, errno as the writes left it (set it to 0 before them),
+ * EIO when nothing says more. */
 int cli_output_close(FILE *f);
 
 #endif
