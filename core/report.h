@@ -197,8 +197,11 @@ struct symbols;
 /* Names the functions, files and lines of the call sites, from the object
  * files as they are on disk now (symbols.h). */
 int report_symbolize(struct report *r, struct symbols *sy);
-/* top: rows of processes and mappings to print, 0 for all. */
-void report_text(FILE *f, const struct report *r, size_t top);
+/* Headed "ptshare COMMAND:", the command that prints it (a replay prints
+ * a run's report); top: rows of processes and mappings to print, 0 for
+ * all. */
+void report_text(FILE *f, const struct report *r, const char *command,
+		 size_t top);
 void report_json(FILE *f, const struct report *r);
 /* The JSON report in a self-contained page that draws it (docs/html.md):
  * 0, or -ENOMEM. */

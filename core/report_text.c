@@ -276,9 +276,10 @@ static void notes(FILE *f, const struct report *r)
 		}
 }
 
-void report_text(FILE *f, const struct report *r, size_t top)
+void report_text(FILE *f, const struct report *r, const char *command,
+		 size_t top)
 {
-	fprintf(f, "ptshare %s: %zu processes modelled", r->command, r->nrows);
+	fprintf(f, "ptshare %s: %zu processes modelled", command, r->nrows);
 	if (r->nfinals)
 		fprintf(f, " at the peak, %zu seen in all", r->nfinals);
 	if (r->nskips)

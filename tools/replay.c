@@ -70,7 +70,7 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), p.v.json, p.v.html,
+	int w = write_reports(ingest_report(g), "replay", p.v.json, p.v.html,
 			      (size_t)p.v.top_n);
 	ingest_free(g);
 	worlds_free(&ws);

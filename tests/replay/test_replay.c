@@ -99,6 +99,12 @@ int main(void)
 	CHECK(l && r && ln > 100 && ln == rn && !memcmp(l, r, ln),
 	      "the replayed JSON differs from the run's");
 	CHECK(l && strstr(l, "\"exact_processes\": 4"), "4 processes exact");
+	/* The text on stdout is the replay's: it says which command wrote it. */
+	size_t on;
+	char *o = slurp(out, &on);
+	CHECK(o && !strncmp(o, "ptshare replay: 4 processes modelled", 36),
+	      "the text begins with ptshare replay: %.40s", o ? o : "(none)");
+	free(o);
 
 	/* Cut in the middle of a frame: an error with the offset, exit 1,
 	 * and a report of what came before. */
