@@ -657,8 +657,9 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 {
 	struct session *s = session_of_conn(g, conn);
 	union aligned_rec r;
-	if (!s) { /* an image its process replaced: what it says is lost */
-		g->stream.lost += conn && conn <= g->last_conn;
+	if (!s) { /* an image its process replaced: what it says is not
+		   * applied, and not lost (the numbering misses nothing) */
+		g->stream.superseded += conn && conn <= g->last_conn;
 		return;
 	}
 	memcpy(&r, buf, len < sizeof(r) ? len : sizeof(r));

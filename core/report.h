@@ -59,6 +59,9 @@ enum report_drop { REPORT_DROP_NONE, REPORT_DROP_MALFORMED, REPORT_DROP_DEAF };
 /* What the shims and /proc told (ptshare run). */
 struct report_stream {
 	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
+	/* records on a connection a newer one of its process had replaced:
+	 * not applied, and no process's (it may have ended meanwhile) */
+	uint64_t superseded;
 	/* connections served, ended by the daemon, and refused: their user
 	 * may not connect (--allow-users), --max-clients were open, their
 	 * user had --max-clients-per-user open */

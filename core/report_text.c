@@ -249,6 +249,9 @@ static void stream(FILE *f, const struct report *r)
 		" refused by the model, %" PRIu64 " resyncs from /proc\n",
 		s->records, s->failed_calls, s->lost, s->malformed, s->refused,
 		s->resyncs);
+	if (s->superseded)
+		fprintf(f, "  and %" PRIu64 " on connections a newer one of their "
+			"process had replaced (not applied)\n", s->superseded);
 	fprintf(f, "mapped: %s seen through interception, %s only through /proc"
 		" (the loader's and libc's own mappings)\n",
 		human(s->intercepted_bytes, a, sizeof(a)),
