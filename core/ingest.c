@@ -47,6 +47,11 @@ struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace)
 	return g;
 }
 
+void ingest_serves(struct ingest *g, bool (*serves)(uid_t uid))
+{
+	g->serves = serves;
+}
+
 static void session_free(struct session *s)
 {
 	free(s->ck.vma);
@@ -129,6 +134,7 @@ static struct report_final final_of(const struct ingest *g,
 	struct report_final f = s->last;
 	f.alive = alive;
 	f.untraced = s->untraced || (s->exec_pending && !s->conn);
+	f.another_user = f.untraced && s->unserved;
 	for (size_t k = 0; k < g->ws->n; k++) {
 		struct mm_proc_stats st;
 		if (s->in_model && !mm_proc_stats(g->ws->w[k], (uint32_t)s->pid, &st)) {
@@ -248,6 +254,7 @@ static size_t body_size(uint16_t type)
 	case PTS_CK_END: return sizeof(struct pts_ck_end);
 	case PTS_CK_NAME: return sizeof(struct pts_ck_name);
 	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
+	case PTS_CK_USER: return sizeof(struct pts_ck_user);
 	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
 	case PTS_FAULT: return sizeof(struct pts_fault);
 	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
@@ -508,6 +515,10 @@ static void conn_open(struct ingest *g, uint32_t conn,
 	/* A new image may connect before the old one's close is seen. */
 	if (s->conn)
 		conn_unbind(g, s->conn);
+	/* Its user is served: the daemon took the connection. */
+	s->uid = r->arg;
+	s->last.proc.uid = r->arg;
+	s->unserved = false;
 	s->conn = conn;
 	s->connected = true;
 	s->conn_closed = false;
@@ -559,7 +570,7 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	/* The peak after a reading of /proc, taken once it is over: a timer
 	 * reads every process, one after the other, and a report per process
 	 * read would cost the square of their number. */
-	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_FS)) {
+	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_USER)) {
 		g->peak_due = false;
 		ingest_capture_peak(g);
 	}
@@ -905,11 +916,17 @@ static const struct report *report_of_peak(struct ingest *g)
 	size_t n = g->nfinals + g->nsess;
 	struct report_final *all = calloc(n + 1, sizeof(*all));
 	if (all) {
+		struct report_stream st = g->stream;
 		if (g->nfinals)
 			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
 		for (size_t i = 0; i < g->nsess; i++)
 			all[g->nfinals + i] = final_of(g, g->sess[i], true);
-		report_set_finals(&g->peak, all, n, &g->stream);
+		/* A process of a user not served, which ran untraced, is a
+		 * connection refused for its user: the socket's mode refused
+		 * it before the daemon could (docs/daemon.md, Access). */
+		for (size_t i = 0; i < n; i++)
+			st.refused_user += all[i].another_user;
+		report_set_finals(&g->peak, all, n, &st);
 		free(all);
 	}
 	if (!g->peak_symbolized && (g->symbols || (g->symbols = symbols_new()))) {

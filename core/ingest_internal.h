@@ -47,6 +47,7 @@ struct session {
 	bool exec_pending;       /* PTS_EXEC sent, the new image not yet seen */
 	bool exiting;            /* PTS_EXIT sent */
 	bool untraced;           /* lives without a shim */
+	bool unserved;           /* runs as a user the daemon does not serve */
 	bool connected;          /* a connection of it was opened */
 	bool conn_closed;        /* conn closed, its held records still to come */
 	bool gone;               /* it runs no more: see session_over() */
@@ -80,6 +81,7 @@ struct ingest {
 	struct worlds *ws;
 	FILE *trace;
 	bool live;               /* may read /proc (a daemon, not a replay) */
+	bool (*serves)(uid_t uid); /* live: the users the daemon serves */
 	struct session **sess;   /* by pid */
 	size_t nsess, cap_sess;
 	struct conn_of {

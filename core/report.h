@@ -43,6 +43,8 @@ struct report_final {
 	uint32_t reason;          /* enum pts_ck_reason of that checkpoint */
 	bool alive;               /* still running when the report was made */
 	bool untraced;            /* lost its shim: static or setuid exec... */
+	bool another_user;        /* untraced, as a user the daemon does not
+				   * serve (runuser, su, sudo -u) */
 	uint64_t records, lost, malformed, refused, resyncs;
 	uint32_t dropped;         /* enum report_drop: why the daemon hung up */
 	uint32_t fault_mode;      /* enum pts_faults for this process */
@@ -63,8 +65,10 @@ struct report_stream {
 	 * not applied, and no process's (it may have ended meanwhile) */
 	uint64_t superseded;
 	/* connections served, ended by the daemon, and refused: their user
-	 * may not connect (--allow-users), --max-clients were open, their
-	 * user had --max-clients-per-user open */
+	 * may not connect (--allow-users; a process of another user that
+	 * ran untraced, which the socket's mode kept out, counts too),
+	 * --max-clients were open, their user had --max-clients-per-user
+	 * open */
 	uint64_t connections, dropped, refused_user, refused_full;
 	uint64_t refused_user_full;
 	uint64_t intercepted_bytes, proc_only_bytes;

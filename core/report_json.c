@@ -256,6 +256,7 @@ static void final_checkpoint(struct json *j, const struct report *r,
 	json_member_string(j, "checkpoint", report_checkpoint_name(x->reason));
 	json_member_bool(j, "alive", x->alive);
 	json_member_bool(j, "untraced", x->untraced);
+	json_member_bool(j, "another_user", x->another_user);
 	json_member_u64(j, "records", x->records);
 	json_member_u64(j, "lost", x->lost);
 	json_member_u64(j, "malformed", x->malformed);

@@ -239,11 +239,13 @@ static void stream(FILE *f, const struct report *r)
 {
 	const struct report_stream *s = &r->stream;
 	char a[16], b[16];
-	unsigned untraced = 0;
+	unsigned untraced = 0, another_user = 0;
 	if (!r->has_stream)
 		return;
-	for (size_t i = 0; i < r->nfinals; i++)
-		untraced += r->finals[i].untraced;
+	for (size_t i = 0; i < r->nfinals; i++) {
+		another_user += r->finals[i].another_user;
+		untraced += r->finals[i].untraced && !r->finals[i].another_user;
+	}
 	fprintf(f, "\nrecords: %" PRIu64 " from the shim (%" PRIu64 " failed "
 		"calls), %" PRIu64 " lost, %" PRIu64 " malformed, %" PRIu64
 		" refused by the model, %" PRIu64 " resyncs from /proc\n",
@@ -256,6 +258,10 @@ static void stream(FILE *f, const struct report *r)
 		" (the loader's and libc's own mappings)\n",
 		human(s->intercepted_bytes, a, sizeof(a)),
 		human(s->proc_only_bytes, b, sizeof(b)));
+	if (another_user)
+		fprintf(f, "%u processes ran without the shim as another user, "
+			"whom the daemon does not serve (runuser, su, sudo -u; "
+			"--allow-users): modelled from /proc only\n", another_user);
 	if (untraced)
 		fprintf(f, "%u processes ran without the shim (static or setuid "
 			"programs, or a cleared environment): modelled from /proc "
