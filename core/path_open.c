@@ -216,6 +216,26 @@ int path_open(struct path_open *o)
 	int fd = dir_check(o, dir, start) ? -1 : walk(o, buf, &dir);
 	int err = errno;
 	close(dir);
+	/* The last component, a directory, is passed as much as the others. */
+	if (fd >= 0 && S_ISDIR(o->st.st_mode) && dir_check(o, fd, o->path)) {
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
 	errno = err;
 	return fd;
+}
+
+int path_dir_kept(const char *dir, char *why, size_t cap)
+{
+	struct path_open o = {
+		.path = dir, .flags = O_PATH | O_DIRECTORY, .rules = PATH_DIRS_OURS,
+	};
+	int fd = path_open(&o);
+	if (fd < 0) {
+		snprintf(why, cap, "%s", o.why);
+		return -1;
+	}
+	close(fd);
+	return 0;
 }

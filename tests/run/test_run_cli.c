@@ -181,6 +181,39 @@ static void test_set_id(void **state)
 	tmp_remove(dir, made);
 }
 
+/* TMPDIR, where `ptshare run` makes its private directory, must be a
+ * directory no other user can change, on a path without another user's
+ * link: there, nobody could rename root's directory away and put its own,
+ * and its socket, where the program connects.  Refused before anything
+ * runs; /tmp (root's, sticky) will do. */
+static void test_tmpdir_others(void **state)
+{
+	char dir[64], theirs[128], link[128];
+	require_root();
+	tmp_make(dir, sizeof(dir));
+	assert_int_equal(chmod(dir, 0711), 0);
+	snprintf(theirs, sizeof(theirs), "%s", tmp_path(dir, "theirs"));
+	snprintf(link, sizeof(link), "%s", tmp_path(dir, "link"));
+	assert_int_equal(mkdir(theirs, 0755), 0);
+	assert_int_equal(chown(theirs, 65534, 65534), 0);
+	assert_int_equal(symlink(run_tmpdir, link), 0);
+	assert_int_equal(lchown(link, 65534, 65534), 0);
+	const char *cases[][2] = {
+		{ theirs, "is a directory another user can change" },
+		{ link, "is a symbolic link of uid 65534's" },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		setenv("TMPDIR", cases[i][0], 1);
+		expect((const char *[]){ "run", "--", RUN_SUBJECT_PATH, "exit", "0",
+					 NULL }, 1, (const char *[]){ cases[i][1], NULL });
+		assert_int_equal(dir_entries(theirs), 0);
+	}
+	setenv("TMPDIR", run_tmpdir, 1);
+	assert_int_equal(rmdir(theirs), 0);
+	const char *const made[] = { "link", NULL };
+	tmp_remove(dir, made);
+}
+
 /* The daemon cannot write the report where asked: it says why, and
  * `ptshare run` fails before the program runs. */
 static void test_daemon_fails(void **state)
@@ -201,6 +234,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_runnable, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_set_id, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_tmpdir_others, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_fails, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
