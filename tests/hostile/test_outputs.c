@@ -452,6 +452,27 @@ static void test_every_output(void **state)
 	cleanup_leftovers(); /* the directory and what nobody left there */
 }
 
+/* ptshared writes the outputs as the user who runs `ptshare run`: one it
+ * may not write (a directory of root's, as nobody) fails before the
+ * program starts, with the reason. */
+static void test_unwritable_before_program(void **state)
+{
+	struct place p;
+	place_make(&p);
+	char out[PATH_MAX], marker[PATH_MAX];
+	snprintf(out, sizeof(out), "%s", in(p.rootdir, "out"));
+	snprintf(marker, sizeof(marker), "%s", in(p.theirs, "ran"));
+	const char *options[] = { "-o", "--json", "--html", "--record" };
+	for (size_t i = 0; i < 4; i++) {
+		const char *argv[] = { "/usr/sbin/runuser", "-u", "nobody", "--",
+				       PTSHARE_PATH, "run", options[i], out, "--",
+				       "/bin/touch", marker, NULL };
+		expect_refused(argv, 1, "Permission denied");
+		assert_int_equal(access(marker, F_OK), -1);
+	}
+	cleanup_leftovers(); /* the directory and what nobody left there */
+}
+
 static int teardown(void **state)
 {
 	cleanup_leftovers();
@@ -468,6 +489,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_swapped_while_opening, teardown),
 		cmocka_unit_test_teardown(test_own_outputs, teardown),
 		cmocka_unit_test_teardown(test_every_output, teardown),
+		cmocka_unit_test_teardown(test_unwritable_before_program, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
