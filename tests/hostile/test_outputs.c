@@ -422,6 +422,26 @@ static void test_own_outputs(void **state)
 	cleanup_leftovers(); /* the directory and what nobody left there */
 }
 
+/* `ptshare run OPTION path -- touch marker` for each output option, run
+ * by the command wrap (NULL: none; runuser, as another user): each is
+ * refused saying says, and the program never runs. */
+static void run_refused(const char *const wrap[], const char *path,
+			const char *marker, const char *says)
+{
+	static const char *const options[] = { "-o", "--json", "--html", "--record" };
+	for (size_t i = 0; i < 4; i++) {
+		const char *run[] = { PTSHARE_PATH, "run", options[i], path, "--",
+				      "/bin/touch", marker, NULL };
+		const char *argv[16];
+		size_t n = 0;
+		for (; wrap && wrap[n]; n++)
+			argv[n] = wrap[n];
+		memcpy(argv + n, run, sizeof(run));
+		expect_refused(argv, 1, says);
+		assert_int_equal(access(marker, F_OK), -1);
+	}
+}
+
 /* Every output of `ptshare run` and ptshared goes through the same
  * opener: each refuses nobody's link, before the program runs. */
 static void test_every_output(void **state)
@@ -432,13 +452,7 @@ static void test_every_output(void **state)
 	snprintf(link, sizeof(link), "%s", in(p.theirs, "out"));
 	snprintf(marker, sizeof(marker), "%s", in(p.base, "ran"));
 	plant(&p, SYMLINK, p.victim, link);
-	const char *options[] = { "-o", "--json", "--html", "--record" };
-	for (size_t i = 0; i < 4; i++) {
-		const char *argv[] = { PTSHARE_PATH, "run", options[i], link, "--",
-				       "/bin/touch", marker, NULL };
-		expect_refused(argv, 1, "a symbolic link of uid ");
-		assert_int_equal(access(marker, F_OK), -1);
-	}
+	run_refused(NULL, link, marker, "a symbolic link of uid ");
 	snprintf(sockdir, sizeof(sockdir), "%s", in(p.base, "sockdir"));
 	assert_int_equal(mkdir(sockdir, 0700), 0);
 	snprintf(sock, sizeof(sock), "%s/sock", sockdir);
@@ -462,14 +476,9 @@ static void test_unwritable_before_program(void **state)
 	char out[PATH_MAX], marker[PATH_MAX];
 	snprintf(out, sizeof(out), "%s", in(p.rootdir, "out"));
 	snprintf(marker, sizeof(marker), "%s", in(p.theirs, "ran"));
-	const char *options[] = { "-o", "--json", "--html", "--record" };
-	for (size_t i = 0; i < 4; i++) {
-		const char *argv[] = { "/usr/sbin/runuser", "-u", "nobody", "--",
-				       PTSHARE_PATH, "run", options[i], out, "--",
-				       "/bin/touch", marker, NULL };
-		expect_refused(argv, 1, "Permission denied");
-		assert_int_equal(access(marker, F_OK), -1);
-	}
+	static const char *const as_nobody[] = { "/usr/sbin/runuser", "-u", "nobody",
+						 "--", NULL };
+	run_refused(as_nobody, out, marker, "Permission denied");
 	cleanup_leftovers(); /* the directory and what nobody left there */
 }
 

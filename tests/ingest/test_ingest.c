@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "ck_reading.h"
 #include "ingest.h"
 
 #define BASE 0x100000000000ULL
@@ -78,41 +79,17 @@ static uint64_t tables(struct fixture *f, size_t world, int32_t pid)
 	return s.tables[PT_PTE] + s.tables[PT_PMD] + s.tables[PT_PUD];
 }
 
+static void to_ingest(void *g, int32_t pid, const void *rec, size_t len)
+{
+	assert_int_equal(ingest_replay(g, pid, 0, rec, len), 0);
+}
+
 /* Observes pages through a checkpoint, as the daemon's /proc reading. */
 static void checkpoint(struct fixture *f, int32_t pid,
 		       const struct pts_ck_vma *v, size_t nv,
 		       const struct pts_ck_run *runs, size_t nr, int64_t vmpte_kb)
 {
-	union {
-		struct pts_hdr h;
-		struct pts_ck_begin b;
-		struct pts_ck_vmas vmas;
-		struct pts_ck_runs runs;
-		struct pts_ck_end e;
-		uint8_t buf[PTS_REC_MAX];
-	} r;
-	memset(&r, 0, sizeof(r));
-	r.b.pid = pid;
-	r.b.reason = PTS_CK_TIMER;
-	r.h = (struct pts_hdr){ .type = PTS_CK_BEGIN, .size = sizeof(r.b) };
-	assert_int_equal(ingest_replay(f->g, pid, 0, &r, sizeof(r.b)), 0);
-	r.vmas.n = (uint32_t)nv;
-	if (nv)
-		memcpy(r.vmas.vma, v, nv * sizeof(*v));
-	size_t size = sizeof(r.vmas) + nv * sizeof(*v);
-	r.h = (struct pts_hdr){ .type = PTS_CK_VMAS, .size = (uint16_t)size };
-	assert_int_equal(ingest_replay(f->g, pid, 0, &r, size), 0);
-	r.runs.n = (uint32_t)nr;
-	if (nr)
-		memcpy(r.runs.run, runs, nr * sizeof(*runs));
-	size = sizeof(r.runs) + nr * sizeof(*runs);
-	r.h = (struct pts_hdr){ .type = PTS_CK_RUNS, .size = (uint16_t)size };
-	assert_int_equal(ingest_replay(f->g, pid, 0, &r, size), 0);
-	memset(&r, 0, sizeof(r));
-	r.e.vmpte_kb = vmpte_kb;
-	r.e.stable = 1;
-	r.h = (struct pts_hdr){ .type = PTS_CK_END, .size = sizeof(r.e) };
-	assert_int_equal(ingest_replay(f->g, pid, 0, &r, sizeof(r.e)), 0);
+	ck_reading(pid, v, nv, runs, nr, vmpte_kb, to_ingest, f->g);
 }
 
 /* A reading that found the process gone. */

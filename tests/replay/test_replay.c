@@ -18,8 +18,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ck_reading.h"
 #include "ptshare/mm.h"
 #include "ptshare/wire.h"
+
+#define CRAFTED_MAPPINGS 63 /* one checkpoint record's worth */
 
 static char dir[] = "/tmp/ptshare-replay-XXXXXX";
 static int failures;
@@ -113,17 +116,28 @@ static void craft_open(struct crafted *c, const char *path)
 	}
 }
 
-/* A record of type and size about pid, in the frame of connection conn
- * (0: a reading's); a shim's records are numbered. */
+/* A record about pid, in the frame of connection conn (0: a reading's). */
+static void frame(struct crafted *c, int32_t pid, uint32_t conn,
+		  const void *rec, size_t size)
+{
+	uint32_t f[2] = { (uint32_t)pid, conn };
+	fwrite(f, sizeof(f), 1, c->f);
+	fwrite(rec, size, 1, c->f);
+}
+
+/* A record of type and size; a shim's records are numbered. */
 static void craft(struct crafted *c, int32_t pid, uint32_t conn, void *rec,
 		  uint16_t type, size_t size)
 {
 	struct pts_hdr *h = rec;
-	uint32_t frame[2] = { (uint32_t)pid, conn };
 	*h = (struct pts_hdr){ .type = type, .size = (uint16_t)size,
 			       .seq = type <= PTS_LOST ? ++c->seq : 0 };
-	fwrite(frame, sizeof(frame), 1, c->f);
-	fwrite(rec, size, 1, c->f);
+	frame(c, pid, conn, rec, size);
+}
+
+static void to_trace(void *c, int32_t pid, const void *rec, size_t len)
+{
+	frame(c, pid, 0, rec, len);
 }
 
 static void craft_hello(struct crafted *c, int32_t pid, uint32_t conn)
@@ -141,40 +155,17 @@ static void craft_hello(struct crafted *c, int32_t pid, uint32_t conn)
  * table of its own, which a fork copies. */
 static void craft_reading(struct crafted *c, int32_t pid, uint32_t n)
 {
-	union {
-		struct pts_hdr h;
-		struct pts_ck_begin b;
-		struct pts_ck_vmas v;
-		struct pts_ck_runs r;
-		struct pts_ck_end e;
-		uint8_t buf[PTS_REC_MAX];
-	} u;
-	memset(&u, 0, sizeof(u));
-	u.b.pid = pid;
-	u.b.reason = PTS_CK_TIMER;
-	craft(c, pid, 0, &u, PTS_CK_BEGIN, sizeof(u.b));
-	memset(&u, 0, sizeof(u));
-	u.v.n = n;
-	for (uint32_t i = 0; i < n; i++)
-		u.v.vma[i] = (struct pts_ck_vma){
-			.start = (1ULL << 40) + ((uint64_t)i << 30),
-			.end = (1ULL << 40) + ((uint64_t)i << 30) + (2u << 20),
-			.kind = MM_OBJ_ANON, .prot = MM_PROT_READ | MM_PROT_WRITE,
+	struct pts_ck_vma v[CRAFTED_MAPPINGS];
+	struct pts_ck_run runs[CRAFTED_MAPPINGS];
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t at = (1ULL << 40) + ((uint64_t)i << 30);
+		v[i] = (struct pts_ck_vma){
+			.start = at, .end = at + (2u << 20), .kind = MM_OBJ_ANON,
+			.prot = MM_PROT_READ | MM_PROT_WRITE,
 		};
-	craft(c, pid, 0, &u, PTS_CK_VMAS, sizeof(u.v) + n * sizeof(u.v.vma[0]));
-	memset(&u, 0, sizeof(u));
-	u.r.n = n;
-	for (uint32_t i = 0; i < n; i++)
-		u.r.run[i] = (struct pts_ck_run){
-			.start = (1ULL << 40) + ((uint64_t)i << 30),
-			.end = (1ULL << 40) + ((uint64_t)i << 30) + 4096,
-			.flags = PTS_RUN_ANON,
-		};
-	craft(c, pid, 0, &u, PTS_CK_RUNS, sizeof(u.r) + n * sizeof(u.r.run[0]));
-	memset(&u, 0, sizeof(u));
-	u.e.vmpte_kb = 4 * (2 * n + 2);
-	u.e.stable = 1;
-	craft(c, pid, 0, &u, PTS_CK_END, sizeof(u.e));
+		runs[i] = (struct pts_ck_run){ at, at + 4096, PTS_RUN_ANON, 0 };
+	}
+	ck_reading(pid, v, n, runs, n, 4 * (2 * n + 2), to_trace, c);
 }
 
 /*
@@ -210,7 +201,7 @@ static void check_crafted(void)
 	craft_open(&c, path_fork);
 	if (c.f) {
 		craft_hello(&c, 100, 1);
-		craft_reading(&c, 100, 63);
+		craft_reading(&c, 100, CRAFTED_MAPPINGS);
 		for (int32_t i = 0; i < 2000; i++) {
 			struct pts_fork fk = { .child = 1000 + i };
 			craft(&c, 100, 1, &fk, PTS_FORK, sizeof(fk));
