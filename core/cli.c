@@ -136,12 +136,13 @@ FILE *cli_output_open(const char *path, char *why, size_t cap)
 		.path = path, .flags = O_WRONLY | O_CREAT | O_NONBLOCK, .mode = 0600,
 	};
 	int fd = path_open(&o), err = errno;
+	/* ENXIO: a FIFO with no reader, a socket; which says why. */
+	if (fd < 0 && err == ENXIO) {
+		output_kind(&o, err, why, cap);
+		return NULL;
+	}
 	if (fd < 0) {
-		/* ENXIO: a FIFO with no reader, a socket; which says why. */
-		if (err == ENXIO)
-			output_kind(&o, err, why, cap);
-		else
-			snprintf(why, cap, "%s", o.why);
+		snprintf(why, cap, "%s", o.why);
 		errno = err;
 		return NULL;
 	}
@@ -161,8 +162,9 @@ FILE *cli_output_open(const char *path, char *why, size_t cap)
 	}
 	FILE *f = stream_open(fd);
 	if (!f) {
-		snprintf(why, cap, "%s", strerror(errno));
+		snprintf(why, cap, "%s", strerror(ENOMEM));
 		close(fd);
+		errno = ENOMEM;
 	}
 	return f;
 }
