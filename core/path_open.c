@@ -160,7 +160,7 @@ static int walk(struct path_open *o, char buf[2][2 * PATH_MAX], int *dir)
 			if (!S_ISLNK(st.st_mode))
 				return failed(o, ENOTDIR);
 		}
-		/* A link, or what replaced one since: looked at again. */
+		/* A link: looked at through an fd of its own. */
 		int l = openat(*dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (l < 0 || fstat(l, &st) || fstatfs(l, &fs)) {
 			int err = errno;
@@ -168,17 +168,18 @@ static int walk(struct path_open *o, char buf[2][2 * PATH_MAX], int *dir)
 				close(l);
 			return failed(o, err);
 		}
-		bool link = S_ISLNK(st.st_mode);
-		ssize_t tn = link ? readlinkat(l, "", target, sizeof(target))
-				  : (ssize_t)strlen(strcpy(target, name));
+		ssize_t tn = readlinkat(l, "", target, sizeof(target));
 		close(l);
+		if (!S_ISLNK(st.st_mode))
+			return refuse(o, EAGAIN, "%s changed while it was opened (another "
+				      "user renaming it?)", name);
 		if (++links > LINKS_MAX)
 			return failed(o, ELOOP);
-		if (link && !ours(st.st_uid))
+		if (!ours(st.st_uid))
 			return refuse(o, EPERM, "%s is a symbolic link of uid %u's: only "
 				      "links of the caller's and root's are followed",
 				      name, (unsigned)st.st_uid);
-		if (link && fs.f_type == PROC_SUPER_MAGIC) {
+		if (fs.f_type == PROC_SUPER_MAGIC) {
 			if (last)
 				return open_proc_link(o, *dir, name);
 			if (enter(o, dir, openat(*dir, name, O_PATH | O_DIRECTORY |
