@@ -98,6 +98,14 @@ int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason)
 	b->pid = s->pid;
 	b->reason = reason;
 	emit(g, s, &r, PTS_CK_BEGIN, sizeof(*b));
+	if (!err && img.status.uid != s->uid) {
+		struct pts_ck_user *u = (struct pts_ck_user *)&r;
+		*u = (struct pts_ck_user){
+			.pid = s->pid, .uid = img.status.uid,
+			.served = !g->serves || g->serves(img.status.uid),
+		};
+		emit(g, s, &r, PTS_CK_USER, sizeof(*u));
+	}
 	if (!err) {
 		emit_names(g, s, &img);
 		r.vmas.n = 0;
@@ -252,6 +260,13 @@ void apply_checkpoint(struct ingest *g, struct session *s,
 		return;
 	struct ck_accum *ck = &s->ck;
 	switch (h->type) {
+	case PTS_CK_USER: {
+		const struct pts_ck_user *r = (const struct pts_ck_user *)h;
+		s->uid = r->uid;
+		s->last.proc.uid = r->uid;
+		s->unserved = !r->served;
+		return;
+	}
 	case PTS_CK_BEGIN:
 		*ck = (struct ck_accum){ .open = true, .vma = ck->vma,
 					 .cap_vma = ck->cap_vma, .run = ck->run,

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "path_open.h"
 #include "ptshare/wire.h"
 
 int cli_u64(const char *s, uint64_t *out)
@@ -35,46 +39,143 @@ int cli_faults(const char *s, uint32_t *out)
 	return -1;
 }
 
-/*
- * A file that was there keeps its owner and mode through open(): a report
- * written over another user's file, or over one of ours that others may
- * read, would be read by them.  So a regular file is made ours and 0600
- * before anything is written (and truncated only then: a file of another
- * user's, a root daemon's symlinked target say, is left as it was); a
- * pipe or a terminal is written as it is.
- */
-FILE *cli_create_private(const char *path)
+/* Whether what path_open found (o->st) may take an output, the open
+ * having failed with open_err (or 0): 0, or -1 with errno and why.  A
+ * report may tell one user about another's processes, and a trace holds
+ * everything a program did: they go where the caller alone reads them, or
+ * where the caller chose. */
+static int output_kind(const struct path_open *o, int open_err, char *why,
+		       size_t cap)
 {
-	struct stat st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return NULL;
-	int err = fstat(fd, &st) ? errno : 0;
-	if (!err && S_ISREG(st.st_mode)) {
-		if (st.st_uid != geteuid())
-			err = EPERM;
-		else if (fchmod(fd, 0600) || ftruncate(fd, 0))
-			err = errno;
+	const struct stat *st = &o->st;
+	bool file = S_ISREG(st->st_mode), fifo = S_ISFIFO(st->st_mode);
+	int err = open_err;
+	if (!file && !fifo && !S_ISCHR(st->st_mode)) {
+		snprintf(why, cap, "it is not a regular file, a FIFO or a "
+			 "character device");
+		err = EINVAL;
+	} else if (st->st_uid != geteuid() && (file || st->st_uid)) {
+		/* A FIFO or a device of root's will do: /dev/null, a tty. */
+		snprintf(why, cap, "it is a %s of uid %u's", file ? "file" : fifo
+			 ? "FIFO" : "device", (unsigned)st->st_uid);
+		err = EPERM;
+	} else if (file && st->st_nlink > 1) {
+		/* Its other name may be anywhere: /etc/shadow, linked. */
+		snprintf(why, cap, "it is a file with %ju names (hard links)",
+			 (uintmax_t)st->st_nlink);
+		err = EMLINK;
+	} else if (fifo && open_err == ENXIO) {
+		snprintf(why, cap, "it is a FIFO with no reader: start its reader "
+			 "first");
+	} else if (open_err) {
+		snprintf(why, cap, "%s", strerror(open_err));
 	}
-	FILE *f = err ? NULL : fdopen(fd, "w");
+	errno = err;
+	return err ? -1 : 0;
+}
+
+/* A stream on an output's fd that keeps the errno of the first write
+ * that failed: stdio keeps only a flag, and drops what it could not
+ * write, so that the close may well succeed (a full disk was then told
+ * as "Input/output error"). */
+struct output_stream {
+	int fd;
+	int err;
+};
+
+static int closed_err; /* the last output_stream closed: its first error */
+
+static ssize_t stream_write(void *cookie, const char *buf, size_t n)
+{
+	struct output_stream *s = cookie;
+	size_t done = 0;
+	while (done < n && !s->err) {
+		ssize_t w = write(s->fd, buf + done, n - done);
+		if (w > 0)
+			done += (size_t)w;
+		else if (w < 0 && errno != EINTR)
+			s->err = errno;
+		else if (!w)
+			s->err = EIO;
+	}
+	return (ssize_t)done;
+}
+
+static int stream_close(void *cookie)
+{
+	struct output_stream *s = cookie;
+	if (close(s->fd) && errno != EINTR && !s->err)
+		s->err = errno;
+	closed_err = s->err;
+	free(s);
+	return closed_err ? -1 : 0;
+}
+
+static FILE *stream_open(int fd)
+{
+	static const cookie_io_functions_t io = {
+		.write = stream_write, .close = stream_close,
+	};
+	struct output_stream *s = malloc(sizeof(*s));
+	FILE *f = s ? fopencookie(s, "w", io) : NULL;
 	if (!f) {
-		err = err ? err : errno;
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	*s = (struct output_stream){ fd, 0 };
+	return f;
+}
+
+FILE *cli_output_open(const char *path, char *why, size_t cap)
+{
+	if (!strcmp(path, "-"))
+		return stdout;
+	/* O_NONBLOCK: a FIFO nobody reads would hold the open. */
+	struct path_open o = {
+		.path = path, .flags = O_WRONLY | O_CREAT | O_NONBLOCK, .mode = 0600,
+	};
+	int fd = path_open(&o), err = errno;
+	/* ENXIO: a FIFO with no reader, a socket; which says why. */
+	if (fd < 0 && err == ENXIO) {
+		output_kind(&o, err, why, cap);
+		return NULL;
+	}
+	if (fd < 0) {
+		snprintf(why, cap, "%s", o.why);
+		errno = err;
+		return NULL;
+	}
+	/* An fd of the caller's is written as it is, where it stands.  A
+	 * file is made private and emptied only once it is known to be the
+	 * caller's alone; F_SETFL clears O_NONBLOCK. */
+	*why = '\0';
+	if (!o.held && (output_kind(&o, 0, why, cap) || fcntl(fd, F_SETFL, 0) ||
+			(S_ISREG(o.st.st_mode) &&
+			 (fchmod(fd, 0600) || ftruncate(fd, 0))))) {
+		err = errno;
+		if (!*why)
+			snprintf(why, cap, "%s", strerror(err));
 		close(fd);
 		errno = err;
+		return NULL;
+	}
+	FILE *f = stream_open(fd);
+	if (!f) {
+		snprintf(why, cap, "%s", strerror(ENOMEM));
+		close(fd);
+		errno = ENOMEM;
 	}
 	return f;
 }
 
-FILE *cli_output_open(const char *path)
-{
-	return strcmp(path, "-") ? cli_create_private(path) : stdout;
-}
-
 int cli_output_close(FILE *f)
 {
-	bool standard = f == stdout || f == stderr;
-	bool failed = ferror(f);
-	if (standard ? fflush(f) : fclose(f))
-		failed = true;
-	return failed ? (errno ? errno : EIO) : 0;
+	if (f == stdout || f == stderr) {
+		bool failed = ferror(f);
+		return fflush(f) || failed ? (errno ? errno : EIO) : 0;
+	}
+	closed_err = 0;
+	fclose(f);
+	return closed_err;
 }

@@ -47,6 +47,11 @@ struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace)
 	return g;
 }
 
+void ingest_serves(struct ingest *g, bool (*serves)(uid_t uid))
+{
+	g->serves = serves;
+}
+
 static void session_free(struct session *s)
 {
 	free(s->ck.vma);
@@ -130,6 +135,7 @@ static struct report_final final_of(const struct ingest *g,
 	f.alive = alive;
 	f.untraced = s->untraced || (s->exec_pending && !s->conn);
 	f.untraced_why = !f.untraced ? REPORT_TRACED
+			 : s->unserved ? REPORT_UNTRACED_USER
 			 : !s->exec_pending ? REPORT_UNTRACED_CLOSED
 			 : s->exec_no_fd ? REPORT_UNTRACED_NO_FD
 			 : REPORT_UNTRACED_EXEC;
@@ -275,6 +281,7 @@ static size_t body_size(uint16_t type)
 	case PTS_CK_END: return sizeof(struct pts_ck_end);
 	case PTS_CK_NAME: return sizeof(struct pts_ck_name);
 	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
+	case PTS_CK_USER: return sizeof(struct pts_ck_user);
 	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
 	case PTS_FAULT: return sizeof(struct pts_fault);
 	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
@@ -554,6 +561,10 @@ static void conn_open(struct ingest *g, uint32_t conn,
 	/* A new image may connect before the old one's close is seen. */
 	if (s->conn)
 		conn_unbind(g, s->conn);
+	/* Its user is served: the daemon took the connection. */
+	s->uid = r->arg;
+	s->last.proc.uid = r->arg;
+	s->unserved = false;
 	s->conn = conn;
 	s->connected = true;
 	s->next_seq = 1;
@@ -586,7 +597,7 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	/* The peak after a reading of /proc, taken once it is over: a timer
 	 * reads every process, one after the other, and a report per process
 	 * read would cost the square of their number. */
-	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_FS)) {
+	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_USER)) {
 		g->peak_due = false;
 		ingest_capture_peak(g);
 	}
@@ -692,8 +703,9 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 {
 	struct session *s = session_of_conn(g, conn);
 	union aligned_rec r;
-	if (!s) { /* an image its process replaced: what it says is lost */
-		g->stream.lost += conn && conn <= g->last_conn;
+	if (!s) { /* an image its process replaced: what it says is not
+		   * applied, and not lost (the numbering misses nothing) */
+		g->stream.superseded += conn && conn <= g->last_conn;
 		return;
 	}
 	memcpy(&r, buf, len < sizeof(r) ? len : sizeof(r));
@@ -949,12 +961,18 @@ static const struct report *report_of_peak(struct ingest *g)
 	size_t n = g->nfinals + g->nsess;
 	struct report_final *all = calloc(n + 1, sizeof(*all));
 	if (all) {
+		struct report_stream st = g->stream;
 		if (g->nfinals)
 			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
 		for (size_t i = 0; i < g->nsess; i++)
 			all[g->nfinals + i] = final_of(g, g->sess[i],
 						       !g->sess[i]->gone);
-		report_set_finals(&g->peak, all, n, &g->stream);
+		/* A process of a user not served, which ran untraced, is a
+		 * connection refused for its user: the socket's mode refused
+		 * it before the daemon could (docs/daemon.md, Access). */
+		for (size_t i = 0; i < n; i++)
+			st.refused_user += all[i].untraced_why == REPORT_UNTRACED_USER;
+		report_set_finals(&g->peak, all, n, &st);
 		free(all);
 	}
 	if (!g->peak_symbolized && (g->symbols || (g->symbols = symbols_new()))) {

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "ptshare/wire.h"
 #include "report.h"
@@ -46,6 +47,12 @@ struct ingest_action {
  */
 struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace);
 void ingest_free(struct ingest *g);
+
+/* Which users the daemon serves (docs/daemon.md, Access): a process a
+ * reading finds running as another uid than it was known by is told
+ * apart, and one of a user not served that runs untraced is counted with
+ * the connections refused for their user.  Unset: every user. */
+void ingest_serves(struct ingest *g, bool (*serves)(uid_t uid));
 
 /* A connection opened by process pid (SO_PEERCRED).  Returns its id (> 0). */
 uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid);

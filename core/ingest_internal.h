@@ -51,6 +51,7 @@ struct session {
 	bool exec_no_fd;         /* and it said the image runs without the shim */
 	bool exiting;            /* PTS_EXIT sent */
 	bool untraced;           /* lives without a shim */
+	bool unserved;           /* runs as a user the daemon does not serve */
 	bool connected;          /* a connection of it was opened */
 	bool gone;               /* it runs no more: see session_over() */
 	bool adopted;            /* taken from /proc before its parent's PTS_FORK */
@@ -82,6 +83,7 @@ struct ingest {
 	struct worlds *ws;
 	FILE *trace;
 	bool live;               /* may read /proc (a daemon, not a replay) */
+	bool (*serves)(uid_t uid); /* live: the users the daemon serves */
 	struct session **sess;   /* by pid */
 	size_t nsess, cap_sess;
 	struct conn_of {

@@ -465,6 +465,7 @@ const char *report_untraced_name(uint32_t why)
 		[REPORT_UNTRACED_CLOSED] = "connection closed",
 		[REPORT_UNTRACED_EXEC] = "exec without the shim",
 		[REPORT_UNTRACED_NO_FD] = "no fd to load the shim",
+		[REPORT_UNTRACED_USER] = "another user",
 	};
 	return why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";
 }

@@ -60,18 +60,24 @@ enum report_drop { REPORT_DROP_NONE, REPORT_DROP_MALFORMED, REPORT_DROP_DEAF };
 /* Why a process ran on without the shim: traced; its connection closed
  * while it lived (the program took the shim's fd); the image it exec'd
  * never connected (static, set-user-ID, an environment without the shim);
- * the shim left itself out of that image, which had no fd to load it. */
+ * the shim left itself out of that image, which had no fd to load it; it
+ * ran as a user the daemon does not serve (runuser, su, sudo -u). */
 enum report_untraced {
 	REPORT_TRACED, REPORT_UNTRACED_CLOSED, REPORT_UNTRACED_EXEC,
-	REPORT_UNTRACED_NO_FD,
+	REPORT_UNTRACED_NO_FD, REPORT_UNTRACED_USER,
 };
 
 /* What the shims and /proc told (ptshare run). */
 struct report_stream {
 	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
+	/* records on a connection a newer one of its process had replaced:
+	 * not applied, and no process's (it may have ended meanwhile) */
+	uint64_t superseded;
 	/* connections served, ended by the daemon, and refused: their user
-	 * may not connect (--allow-users), --max-clients were open, their
-	 * user had --max-clients-per-user open */
+	 * may not connect (--allow-users; a process of another user that
+	 * ran untraced, which the socket's mode kept out, counts too),
+	 * --max-clients were open, their user had --max-clients-per-user
+	 * open */
 	uint64_t connections, dropped, refused_user, refused_full;
 	uint64_t refused_user_full;
 	uint64_t intercepted_bytes, proc_only_bytes;
@@ -207,8 +213,11 @@ struct symbols;
 /* Names the functions, files and lines of the call sites, from the object
  * files as they are on disk now (symbols.h). */
 int report_symbolize(struct report *r, struct symbols *sy);
-/* top: rows of processes and mappings to print, 0 for all. */
-void report_text(FILE *f, const struct report *r, size_t top);
+/* Headed "ptshare COMMAND:", the command that prints it (a replay prints
+ * a run's report); top: rows of processes and mappings to print, 0 for
+ * all. */
+void report_text(FILE *f, const struct report *r, const char *command,
+		 size_t top);
 void report_json(FILE *f, const struct report *r);
 /* The JSON report in a self-contained page that draws it (docs/html.md):
  * 0, or -ENOMEM. */

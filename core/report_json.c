@@ -292,6 +292,7 @@ static void stream(struct json *j, const struct report *r)
 	json_member_u64(j, "malformed", s->malformed);
 	json_member_u64(j, "refused", s->refused);
 	json_member_u64(j, "resyncs", s->resyncs);
+	json_member_u64(j, "superseded", s->superseded);
 	json_member_u64(j, "connections", s->connections);
 	json_member_u64(j, "connections_dropped", s->dropped);
 	json_member_u64(j, "connections_refused_user", s->refused_user);

@@ -244,18 +244,21 @@ static void untraced(FILE *f, const struct report *r)
 					 "or cleared its environment",
 		[REPORT_UNTRACED_NO_FD] = "exec'd with no fd free below "
 					  "RLIMIT_NOFILE to load it",
+		[REPORT_UNTRACED_USER] = "ran as another user, whom the daemon "
+					 "does not serve (runuser, su, sudo -u; "
+					 "--allow-users)",
 	};
-	unsigned n[REPORT_UNTRACED_NO_FD + 1] = { 0 }, all = 0;
+	unsigned n[REPORT_UNTRACED_USER + 1] = { 0 }, all = 0;
 	const char *sep = " ";
 	for (size_t i = 0; i < r->nfinals; i++)
-		if (r->finals[i].untraced && r->finals[i].untraced_why <= REPORT_UNTRACED_NO_FD) {
+		if (r->finals[i].untraced && r->finals[i].untraced_why <= REPORT_UNTRACED_USER) {
 			n[r->finals[i].untraced_why]++;
 			all++;
 		}
 	if (!all)
 		return;
 	fprintf(f, "%u processes ran without the shim, modelled from /proc only:", all);
-	for (size_t k = REPORT_UNTRACED_CLOSED; k <= REPORT_UNTRACED_NO_FD; k++)
+	for (size_t k = REPORT_UNTRACED_CLOSED; k <= REPORT_UNTRACED_USER; k++)
 		if (n[k]) {
 			fprintf(f, "%s%u %s", sep, n[k], what[k]);
 			sep = "; ";
@@ -274,6 +277,9 @@ static void stream(FILE *f, const struct report *r)
 		" refused by the model, %" PRIu64 " resyncs from /proc\n",
 		s->records, s->failed_calls, s->lost, s->malformed, s->refused,
 		s->resyncs);
+	if (s->superseded)
+		fprintf(f, "  and %" PRIu64 " on connections a newer one of their "
+			"process had replaced (not applied)\n", s->superseded);
 	fprintf(f, "mapped: %s seen through interception, %s only through /proc"
 		" (the loader's and libc's own mappings)\n",
 		human(s->intercepted_bytes, a, sizeof(a)),
@@ -298,9 +304,10 @@ static void notes(FILE *f, const struct report *r)
 		}
 }
 
-void report_text(FILE *f, const struct report *r, size_t top)
+void report_text(FILE *f, const struct report *r, const char *command,
+		 size_t top)
 {
-	fprintf(f, "ptshare %s: %zu processes modelled", r->command, r->nrows);
+	fprintf(f, "ptshare %s: %zu processes modelled", command, r->nrows);
 	if (r->nfinals)
 		fprintf(f, " at the peak, %zu seen in all", r->nfinals);
 	if (r->nskips)

@@ -3,6 +3,27 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+/*
+ * What a replay may take (docs/wire-protocol.md, Replaying): its peak RSS
+ * grows at most MEM_PER_BYTE bytes per byte of the trace (its size, or
+ * what was read of one that is no file), and MEM_SLACK.  A record costs
+ * what the process it names costs the model, a fork a copy of its
+ * parent's tables: the densest trace a run wrote here, the torture suite's
+ * fork storm (1,111 processes, 2.7 MB), needs 50 per byte (134 under
+ * AddressSanitizer); 2,000 crafted forks of a process of 63 tables, 80 KB,
+ * asked for 2.7 GB.
+ */
+#define MEM_PER_BYTE 256
+#define MEM_SLACK (64u << 20)
+
+static uint64_t peak_rss(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : (uint64_t)ru.ru_maxrss << 10;
+}
 
 static int fail(struct trace_error *err, uint64_t offset, const char *fmt, ...)
 {
@@ -26,7 +47,10 @@ int trace_replay(FILE *f, struct ingest *g, struct trace_error *err)
 	if (version[0] != PTS_WIRE_VERSION)
 		return fail(err, 16, "trace version %u, this ptshare reads %u",
 			    version[0], PTS_WIRE_VERSION);
-	uint64_t off = 24;
+	struct stat st;
+	uint64_t off = 24, size = !fstat(fileno(f), &st) && S_ISREG(st.st_mode)
+					 ? (uint64_t)st.st_size : 0;
+	uint64_t base = peak_rss() + MEM_SLACK;
 	for (;;) {
 		uint32_t frame[2];
 		union {
@@ -49,6 +73,13 @@ int trace_replay(FILE *f, struct ingest *g, struct trace_error *err)
 		if (ingest_replay(g, (int32_t)frame[0], frame[1], &r, r.h.size))
 			return fail(err, off, "corrupt record (type %u, %u bytes)",
 				    r.h.type, r.h.size);
+		uint64_t at = off;
 		off += sizeof(frame) + r.h.size;
+		size = off > size ? off : size;
+		if (peak_rss() > base + MEM_PER_BYTE * size)
+			return fail(err, at, "more memory than a trace of %llu bytes "
+				    "may take (at most %u bytes per byte of it, and "
+				    "%u MiB)", (unsigned long long)size, MEM_PER_BYTE,
+				    MEM_SLACK >> 20);
 	}
 }

@@ -18,8 +18,10 @@ struct trace_error {
 
 /*
  * Feeds every frame of f to the ingest.  0 when the whole trace was read;
- * -1 when it ends early or a frame is corrupt, with where and why in err
- * (what came before it was applied: the report shows what was readable).
+ * -1 when it ends early, a frame is corrupt, or the replay needs more
+ * memory than the trace's size allows (docs/wire-protocol.md, Replaying),
+ * with where and why in err (what came before it was applied: the report
+ * shows what was readable).
  */
 int trace_replay(FILE *f, struct ingest *g, struct trace_error *err);
 

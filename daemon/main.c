@@ -196,6 +196,7 @@ int main(int argc, char **argv)
 		fputs("ptshared: out of memory\n", stderr);
 		status = 1;
 	} else {
+		ingest_serves(g, access_may_connect);
 		status = serve(g, &ws, &o, &stop, &out, max_clients, max_per_user);
 	}
 	outputs_close(&out);

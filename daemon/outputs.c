@@ -13,9 +13,9 @@ static int output_open(struct output *o, const char *path, FILE *dflt)
 		return 0;
 	if (!strcmp(path, "-"))
 		o->name = "stdout";
-	if (!(o->f = cli_output_open(path))) {
-		fprintf(stderr, "ptshared: cannot write %s: %s\n", path,
-			strerror(errno));
+	char why[256];
+	if (!(o->f = cli_output_open(path, why, sizeof(why)))) {
+		fprintf(stderr, "ptshared: cannot write %s: %s\n", path, why);
 		return -1;
 	}
 	return 0;
@@ -57,7 +57,7 @@ void outputs_close(struct outputs *out)
 int outputs_write(const struct outputs *out, const struct report *r, size_t top)
 {
 	if (out->text.f)
-		report_text(out->text.f, r, top);
+		report_text(out->text.f, r, r->command, top);
 	if (out->json.f)
 		report_json(out->json.f, r);
 	return out->html.f ? report_html(out->html.f, r) : 0;

@@ -62,6 +62,11 @@ struct mm_world {
 	struct ptr_map objects;   /* mm_object_id -> mm_object */
 	struct mm_space *first, *last;
 	struct mm_space *hint;    /* last process operated on */
+	/* The root of every process that has no table yet, empty: a
+	 * process takes a root of its own when it first needs a table
+	 * (pt_walk_alloc).  A root is 4 KiB in each world: a trace naming
+	 * 200,000 processes that map nothing held 3.1 GiB of them. */
+	struct pt_table *empty_pgd;
 	uint64_t tables[PT_NR_LEVELS]; /* live table pages, deposits included */
 	uint64_t max_tables;      /* of them, 0: no limit */
 	uint64_t findings[MM_FINDING_NR];

@@ -115,6 +115,13 @@ int pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		  uint64_t addr, unsigned level, struct pt_table **out,
 		  bool *shared)
 {
+	if (mm->pgd == w->empty_pgd) { /* its own root, now that it needs one */
+		struct pt_table *own = pt_pool_get(&w->pool, PT_PGD);
+		if (!own)
+			return mm_nomem(w, "a root table");
+		own->share = 1;
+		mm->pgd = own;
+	}
 	struct pt_table *t = mm->pgd;
 	bool sh = false;
 	while (t->level > level) {

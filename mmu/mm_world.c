@@ -13,6 +13,12 @@ struct mm_world *mm_world_new(const struct mm_policy *policy)
 		return NULL;
 	w->policy = *policy;
 	pt_pool_init(&w->pool);
+	if (!(w->empty_pgd = pt_pool_get(&w->pool, PT_PGD))) {
+		pt_pool_destroy(&w->pool);
+		free(w);
+		return NULL;
+	}
+	w->empty_pgd->share = 1;
 	return w;
 }
 
@@ -121,17 +127,14 @@ struct mm_space *mm_begin_on(struct mm_world *w, uint32_t pid, int *err)
 struct mm_space *mm_space_new(struct mm_world *w, uint32_t pid)
 {
 	struct mm_space *mm = calloc(1, sizeof(*mm));
-	if (!mm || !(mm->pgd = pt_pool_get(&w->pool, PT_PGD)) ||
-	    ptr_map_put(&w->procs, ptr_map_hash(pid), mm)) {
-		if (mm && mm->pgd)
-			pt_pool_put(&w->pool, mm->pgd);
+	if (!mm || ptr_map_put(&w->procs, ptr_map_hash(pid), mm)) {
 		free(mm);
 		mm_nomem(w, "a process");
 		return NULL;
 	}
 	mm->w = w;
 	mm->pid = pid;
-	mm->pgd->share = 1;
+	mm->pgd = w->empty_pgd;
 	mm->prev = w->last;
 	if (w->last)
 		w->last->next = mm;
@@ -194,7 +197,8 @@ int mm_exit(struct mm_world *w, uint32_t pid)
 		w->last = mm->prev;
 	if (w->hint == mm)
 		w->hint = NULL;
-	pt_pool_put(&w->pool, mm->pgd);
+	if (mm->pgd != w->empty_pgd)
+		pt_pool_put(&w->pool, mm->pgd);
 	free(mm);
 	return 0;
 }

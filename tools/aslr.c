@@ -76,10 +76,10 @@ static FILE *output_open(const char *path, FILE *dflt)
 {
 	if (!path)
 		return dflt;
-	FILE *f = cli_output_open(path);
+	char why[256];
+	FILE *f = cli_output_open(path, why, sizeof(why));
 	if (!f)
-		fprintf(stderr, "ptshare aslr: cannot write %s: %s\n", path,
-			strerror(errno));
+		fprintf(stderr, "ptshare aslr: cannot write %s: %s\n", path, why);
 	return f;
 }
 

@@ -8,13 +8,14 @@
 #include "cli.h"
 #include "commands.h"
 
-/* path: "-" for stdout, else a new 0600 file.  0, or 1 with the message. */
+/* path: "-" for stdout, else as cli_output_open takes it.  0, or 1 with
+ * the message. */
 static int write_file(const char *path, const struct report *r, bool html)
 {
-	FILE *f = cli_output_open(path);
+	char why[256];
+	FILE *f = cli_output_open(path, why, sizeof(why));
 	if (!f) {
-		fprintf(stderr, "ptshare: cannot write %s: %s\n", path,
-			strerror(errno));
+		fprintf(stderr, "ptshare: cannot write %s: %s\n", path, why);
 		return 1;
 	}
 	errno = 0;
@@ -32,11 +33,11 @@ static int write_file(const char *path, const struct report *r, bool html)
 	return 0;
 }
 
-int write_reports(const struct report *r, const char *json, const char *html,
-		  size_t top)
+int write_reports(const struct report *r, const char *command, const char *json,
+		  const char *html, size_t top)
 {
 	if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
-		report_text(stdout, r, top);
+		report_text(stdout, r, command, top);
 	int bad = json ? write_file(json, r, false) : 0;
 	return html ? bad | write_file(html, r, true) : bad;
 }

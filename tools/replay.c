@@ -27,6 +27,9 @@ static void usage(FILE *f)
 	      "  --html FILE     also write the report as an HTML page (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "\n"
+	      "A replay takes at most 256 bytes of memory per byte of the trace\n"
+	      "(and 64 MiB); a trace that needs more is refused as a corrupt one.\n"
+	      "\n"
 	      "Exit status: 0 report written, 1 the trace is truncated or corrupt\n"
 	      "(the report of what was readable is written) or cannot be read,\n"
 	      "2 usage error.\n", f);
@@ -70,7 +73,7 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), p.v.json, p.v.html,
+	int w = write_reports(ingest_report(g), "replay", p.v.json, p.v.html,
 			      (size_t)p.v.top_n);
 	ingest_free(g);
 	worlds_free(&ws);

@@ -153,9 +153,10 @@ static int answer(int fd, const char *path)
  * with the message. */
 static int deliver(int fd, const char *path)
 {
-	FILE *f = cli_output_open(path);
+	char why[256];
+	FILE *f = cli_output_open(path, why, sizeof(why));
 	if (!f) {
-		say("cannot write %s: %s", path, strerror(errno));
+		say("cannot write %s: %s", path, why);
 		return 1;
 	}
 	char buf[65536];

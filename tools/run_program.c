@@ -3,7 +3,8 @@
  * The program `ptshare run` traces, checked up front: the shim rides on
  * LD_PRELOAD, which the dynamic loader applies only to dynamically linked
  * programs of its own class, and ignores for set-user-ID and set-group-ID
- * ones.  A program it would not reach is refused rather than run untraced.
+ * ones that change the user or group.  A program it would not reach is
+ * refused rather than run untraced.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -92,43 +93,69 @@ static const char *elf_problem(int fd)
 	return "is statically linked";
 }
 
-/* NULL when LD_PRELOAD follows path into the program; else what is wrong,
- * with the file it is wrong with (path, or a script's interpreter) in
- * culprit. */
-static const char *problem_of(const char *path, char *culprit, size_t cap,
-			      int depth)
+/* What keeps LD_PRELOAD out of a program: what is wrong, and the file it
+ * is wrong with (the program, or a script's interpreter). */
+struct problem {
+	char what[160];
+	char culprit[PATH_MAX];
+};
+
+/* Whether an exec of the file st changes our ids: the kernel then gives
+ * the loader AT_SECURE, and the loader ignores LD_PRELOAD.  A
+ * set-user-ID file of our own (real) uid changes nothing (root running a
+ * program of root's), nor a set-group-ID one of our gid: preloaded. */
+static bool set_id_problem(const struct stat *st, char *what, size_t cap)
+{
+	if ((st->st_mode & S_ISUID) && st->st_uid != getuid())
+		snprintf(what, cap, "is set-user-ID to uid %u, and the dynamic "
+			 "loader ignores LD_PRELOAD when an exec changes the user",
+			 (unsigned)st->st_uid);
+	else if ((st->st_mode & S_ISGID) && (st->st_mode & S_IXGRP) &&
+		 st->st_gid != getgid())
+		snprintf(what, cap, "is set-group-ID to gid %u, and the dynamic "
+			 "loader ignores LD_PRELOAD when an exec changes the group",
+			 (unsigned)st->st_gid);
+	else
+		return false;
+	return true;
+}
+
+/* Whether LD_PRELOAD cannot follow path into the program: p says why. */
+static bool problem_of(const char *path, struct problem *p, int depth)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return NULL; /* unreadable: exec will tell */
+		return false; /* unreadable: exec will tell */
 	struct stat st;
-	const char *problem;
 	char interp[256];
-	if (!fstat(fd, &st) && ((st.st_mode & S_ISUID) ||
-				((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP)))) {
-		problem = "is set-user-ID or set-group-ID, and the dynamic loader "
-			  "ignores LD_PRELOAD for such programs";
+	const char *elf;
+	bool found = true;
+	if (!fstat(fd, &st) && set_id_problem(&st, p->what, sizeof(p->what))) {
+		/* said */
 	} else if (depth < INTERP_DEPTH_MAX &&
 		   script_interpreter(fd, interp, sizeof(interp))) {
 		close(fd);
-		return problem_of(interp, culprit, cap, depth + 1);
+		return problem_of(interp, p, depth + 1);
+	} else if ((elf = elf_problem(fd))) {
+		snprintf(p->what, sizeof(p->what), "%s", elf);
 	} else {
-		problem = elf_problem(fd);
+		found = false;
 	}
 	close(fd);
-	if (problem)
-		snprintf(culprit, cap, "%s", path);
-	return problem;
+	if (found)
+		snprintf(p->culprit, sizeof(p->culprit), "%s", path);
+	return found;
 }
 
 bool program_preloadable(const char *path, char *why, size_t cap)
 {
-	char culprit[PATH_MAX];
-	const char *problem = problem_of(path, culprit, sizeof(culprit), 0);
-	if (problem && !strcmp(culprit, path))
-		snprintf(why, cap, "%s %s", path, problem);
-	else if (problem)
-		snprintf(why, cap, "%s runs through %s, which %s", path, culprit,
-			 problem);
-	return !problem;
+	struct problem p;
+	if (!problem_of(path, &p, 0))
+		return true;
+	if (!strcmp(p.culprit, path))
+		snprintf(why, cap, "%s %s", path, p.what);
+	else
+		snprintf(why, cap, "%s runs through %s, which %s", path, p.culprit,
+			 p.what);
+	return false;
 }

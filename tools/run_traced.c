@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ingest.h"
+#include "path_open.h"
 #include "ptshare/wire.h"
 #include "run.h"
 #include "trace.h"
@@ -97,12 +98,19 @@ int run_setup(struct run_setup *s, const struct run_options *o)
 }
 
 /* A fresh directory only we can enter (mkdtemp: 0700), for the sockets:
- * the shims', and the live reports' (docs/report.md). */
+ * the shims', and the live reports' (docs/report.md).  In a directory no
+ * other user can change: one who could would rename ours and put theirs,
+ * and its socket, where the program connects. */
 static int make_private_dir(const char *who, char *dir, size_t cap,
 			    char *socket, char *report, size_t scap)
 {
 	const char *tmp = getenv("TMPDIR");
+	char why[256];
 	tmp = tmp && *tmp ? tmp : "/tmp";
+	if (path_dir_kept(tmp, why, sizeof(why))) {
+		fprintf(stderr, "%s: TMPDIR %s: %s\n", who, tmp, why);
+		return -1;
+	}
 	bool fits = (size_t)snprintf(dir, cap, "%s/ptshare-XXXXXX", tmp) < cap;
 	if (!fits)
 		errno = ENAMETOOLONG;

@@ -41,6 +41,7 @@ enum pts_rec_type {
 	PTS_CK_END,
 	PTS_CK_NAME,    /* a path for an object the checkpoints have not named */
 	PTS_CK_FS,      /* the kind of files on a device (tmpfs, hugetlbfs...) */
+	PTS_CK_USER,    /* the process runs as another user than it did */
 	/* daemon-made, kept in traces: connections opening and closing */
 	PTS_CONN_OPEN = 112,
 	PTS_CONN_CLOSE,
@@ -270,6 +271,18 @@ struct pts_ck_fs {
 	uint64_t dev;
 	uint32_t kind;        /* MM_OBJ_FILE, MM_OBJ_SHMEM or MM_OBJ_HUGETLB */
 	uint32_t huge_shift;
+};
+
+/* Within a reading: the process runs as another (real) uid than the one
+ * it was known by (its connection's, or its parent's), after runuser, su
+ * or sudo -u, say; and whether the daemon serves that user (docs/daemon.md,
+ * Access), so that a replay tells it as the run did. */
+struct pts_ck_user {
+	struct pts_hdr h;
+	int32_t pid;
+	uint32_t uid;
+	uint32_t served;      /* 1: the daemon serves uid */
+	uint32_t reserved;
 };
 
 struct pts_ck_end {

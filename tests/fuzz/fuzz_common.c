@@ -53,7 +53,7 @@ static void render(const struct report *r)
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return;
-	report_text(f, r, 0);
+	report_text(f, r, r->command, 0);
 	fclose(f);
 	free(buf);
 	buf = NULL;

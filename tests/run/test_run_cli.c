@@ -115,13 +115,6 @@ static void test_refused(void **state)
 	expect((const char *[]){ "run", RUN_SUBJECT_STATIC_PATH, "exit", "0", NULL },
 	       2, (const char *[]){ "is statically linked", NULL });
 
-	const char *setuid = copy_program(dir, "setuid", RUN_SUBJECT_PATH, 04755);
-	expect((const char *[]){ "run", "--", setuid, "exit", "0", NULL }, 2,
-	       (const char *[]){ "set-user-ID", "LD_PRELOAD cannot follow it", NULL });
-	const char *setgid = copy_program(dir, "setgid", RUN_SUBJECT_PATH, 02755);
-	expect((const char *[]){ "run", "--", setgid, "exit", "0", NULL }, 2,
-	       (const char *[]){ "set-group-ID", NULL });
-
 	/* A script whose interpreter is static. */
 	snprintf(script, sizeof(script), "%s", tmp_path(dir, "script"));
 	FILE *f = fopen(script, "w");
@@ -132,7 +125,92 @@ static void test_refused(void **state)
 	expect((const char *[]){ "run", "--", script, NULL }, 2,
 	       (const char *[]){ "runs through", "which is statically linked", NULL });
 
-	const char *const made[] = { "setuid", "setgid", "script", NULL };
+	const char *const made[] = { "script", NULL };
+	tmp_remove(dir, made);
+}
+
+/* Root runs a set-user-ID or set-group-ID program: to another user (or
+ * group) the exec is secure (AT_SECURE), the loader ignores LD_PRELOAD,
+ * and it is refused; to root's own, nothing changes at the exec, the
+ * loader preloads the shim, and it is traced. */
+static void test_set_id(void **state)
+{
+	static const struct {
+		const char *name;
+		mode_t mode;
+		uid_t uid;
+		gid_t gid;
+		const char *says; /* refused saying this; NULL: traced */
+	} cases[] = {
+		{ "setuid-nobody", 04755, 65534, 0, "set-user-ID to uid 65534" },
+		{ "setgid-nogroup", 02755, 0, 65534, "set-group-ID to gid 65534" },
+		{ "setuid-root", 04755, 0, 0, NULL },
+		{ "setgid-root", 02755, 0, 0, NULL },
+	};
+	char dir[64], json[128];
+	require_root();
+	tmp_make(dir, sizeof(dir));
+	snprintf(json, sizeof(json), "%s", tmp_path(dir, "report.json"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *path = copy_program(dir, cases[i].name, RUN_SUBJECT_PATH,
+						cases[i].mode);
+		assert_int_equal(chown(path, cases[i].uid, cases[i].gid), 0);
+		assert_int_equal(chmod(path, cases[i].mode), 0);
+		if (cases[i].says) {
+			expect((const char *[]){ "run", "--", path, "exit", "0", NULL }, 2,
+			       (const char *[]){ cases[i].says,
+						 "LD_PRELOAD cannot follow it", NULL });
+			continue;
+		}
+		struct cmd c;
+		const char *argv[] = { PTSHARE_PATH, "run", "--json", json, "--", path,
+				       "exit", "0", NULL };
+		if (cmd_run(&c, argv, NULL))
+			fail_msg("%s: %s", cases[i].name, c.text[1]);
+		cmd_free(&c);
+		struct jr_value *doc = report_read(json);
+		const struct jr_value *finals = jr_get(doc, "final_checkpoints");
+		assert_int_equal(jr_len(finals), 1);
+		const struct jr_value *untraced = jr_path(jr_at(finals, 0), "untraced");
+		assert_true(jr_is(untraced, JR_FALSE));
+		assert_true(jr_path_u64(jr_at(finals, 0), "records", 0) > 0);
+		jr_free(doc);
+	}
+	const char *const made[] = { "setuid-nobody", "setgid-nogroup", "setuid-root",
+				      "setgid-root", "report.json", NULL };
+	tmp_remove(dir, made);
+}
+
+/* TMPDIR, where `ptshare run` makes its private directory, must be a
+ * directory no other user can change, on a path without another user's
+ * link: there, nobody could rename root's directory away and put its own,
+ * and its socket, where the program connects.  Refused before anything
+ * runs; /tmp (root's, sticky) will do. */
+static void test_tmpdir_others(void **state)
+{
+	char dir[64], theirs[128], link[128];
+	require_root();
+	tmp_make(dir, sizeof(dir));
+	assert_int_equal(chmod(dir, 0711), 0);
+	snprintf(theirs, sizeof(theirs), "%s", tmp_path(dir, "theirs"));
+	snprintf(link, sizeof(link), "%s", tmp_path(dir, "link"));
+	assert_int_equal(mkdir(theirs, 0755), 0);
+	assert_int_equal(chown(theirs, 65534, 65534), 0);
+	assert_int_equal(symlink(run_tmpdir, link), 0);
+	assert_int_equal(lchown(link, 65534, 65534), 0);
+	const char *cases[][2] = {
+		{ theirs, "is a directory another user can change" },
+		{ link, "is a symbolic link of uid 65534's" },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		setenv("TMPDIR", cases[i][0], 1);
+		expect((const char *[]){ "run", "--", RUN_SUBJECT_PATH, "exit", "0",
+					 NULL }, 1, (const char *[]){ cases[i][1], NULL });
+		assert_int_equal(dir_entries(theirs), 0);
+	}
+	setenv("TMPDIR", run_tmpdir, 1);
+	assert_int_equal(rmdir(theirs), 0);
+	const char *const made[] = { "link", NULL };
 	tmp_remove(dir, made);
 }
 
@@ -155,6 +233,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_usage, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_not_runnable, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_set_id, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_tmpdir_others, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_fails, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -323,6 +323,55 @@ static void test_prefork_demo(void **state)
 	traced_free(&t);
 }
 
+/*
+ * Root's run starts a child as nobody (runuser, su): nobody cannot reach
+ * the daemon's socket (0600, in a 0700 directory), so the child runs
+ * untraced.  The report says so as it is: nobody's uid, another user the
+ * daemon does not serve, counted with the connections refused for their
+ * user; a replay tells it the same.  (sudo -u clears the environment
+ * besides: the same.)  The child lives 2 s, past a timer's reading.
+ */
+static void test_another_user(void **state)
+{
+	static const char *const every_second[] = { "--interval", "1", NULL };
+	static const char *const runuser[] = { "-u", "nobody", "--", "/bin/sleep",
+					       "2", NULL };
+	static const char *const su[] = { "-s", "/bin/sh", "nobody", "-c",
+					  "/bin/sleep 2", NULL };
+	const struct {
+		const char *program;
+		const char *const *args;
+	} cases[] = { { "runuser", runuser }, { "su", su } };
+	require_root();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct traced t;
+		char trace[128], again[128];
+		traced_start(&t, every_second, cases[i].program, cases[i].args);
+		traced_finish(&t);
+		const struct jr_value *finals = jr_get(t.doc, "final_checkpoints");
+		size_t nobody = 0;
+		for (size_t k = 0; k < jr_len(finals); k++) {
+			const struct jr_value *f = jr_at(finals, k);
+			bool theirs = jr_path_u64(f, "uid", 0) == 65534;
+			nobody += theirs;
+			const char *why = jr_path_str(f, "untraced_why");
+			assert_true((why && !strcmp(why, "another user")) == theirs);
+			assert_true(!theirs || jr_bool(jr_get(f, "untraced")));
+		}
+		assert_int_equal(nobody, 1);
+		assert_int_equal(jr_path_u64(t.doc, "stream.connections_refused_user",
+					     0), 1);
+		if (!strstr(t.c.text[1], "1 ran as another user"))
+			fail_msg("%s: not said:\n%s", cases[i].program, t.c.text[1]);
+		snprintf(trace, sizeof(trace), "%s", tmp_path(t.dir, "trace"));
+		snprintf(again, sizeof(again), "%s", tmp_path(t.dir, "again.json"));
+		assert_replay_same(PTSHARE_PATH, trace, "--json",
+				   tmp_path(t.dir, "report.json"), again);
+		unlink(again);
+		traced_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +383,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spawn, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_exec, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_prefork_demo, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_another_user, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
