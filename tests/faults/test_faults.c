@@ -308,7 +308,7 @@ static void test_own_userfaultfd(void **state)
 		uint64_t failed;
 	} runs[] = {
 		{ "table", "wait", 4 }, { "all", "wait", 4 }, { "off", "nowait", 0 },
-		{ NULL, "wait", 4 }, /* the default: table */
+		{ NULL, "nowait", 0 }, /* the default: off */
 	};
 	long before = huge_reserve();
 	const char *const plain_argv[] = { OWN_UFFD_SUBJECT_PATH, "nowait",
@@ -398,9 +398,10 @@ static bool may_open_uffd_dev(const struct passwd *pw)
 
 /*
  * A user who may not make a userfaultfd (vm.unprivileged_userfaultfd=0 and
- * no access to /dev/userfaultfd): `ptshare run` says so once, with the
- * fix; every process runs in mode off with the errno; the report is still
- * right (the model equal to VmPTE), its faults from pagemap.
+ * no access to /dev/userfaultfd), in a run that asks for faults (table):
+ * `ptshare run` says so once, with the fix; every process runs in mode off
+ * with the errno; the report is still right (the model equal to VmPTE),
+ * its faults from pagemap.
  */
 static void test_unprivileged(void **state)
 {
@@ -421,9 +422,10 @@ static void test_unprivileged(void **state)
 	char *env[] = { env_tmp, "PATH=/usr/bin:/bin", NULL };
 	const char *argv[] = {
 		"/usr/bin/setpriv", uid, gid, "--clear-groups", "--",
-		PTSHARE_PATH, "run", "--json", tmp_path(t.dir, "report.json"),
-		"--record", tmp_path(t.dir, "trace"), "-o",
-		tmp_path(t.dir, "report.txt"), "--interval", "0", "--",
+		PTSHARE_PATH, "run", "--faults", "table", "--json",
+		tmp_path(t.dir, "report.json"), "--record",
+		tmp_path(t.dir, "trace"), "-o", tmp_path(t.dir, "report.txt"),
+		"--interval", "0", "--",
 		FAULTS_SUBJECT_PATH, "script", "off", NULL,
 	};
 	const struct cmd_opts o = { .env = env };
