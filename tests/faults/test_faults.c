@@ -299,7 +299,7 @@ static uint64_t own_uffd_ranges(const struct jr_value *doc)
  * program waits until it has: each of its four calls then meets the
  * daemon's registration (EBUSY, EINVAL: a failed call each, made once more
  * after the daemon released its own there); the report lists its three
- * ranges.
+ * ranges, and so does a replay of the trace.
  */
 static void test_own_userfaultfd(void **state)
 {
@@ -332,6 +332,7 @@ static void test_own_userfaultfd(void **state)
 		assert_int_equal(jr_path_u64(t.doc, "stream.failed_calls", 9),
 				 runs[i].failed);
 		assert_int_equal(own_uffd_ranges(t.doc), 3);
+		assert_replays(&t);
 		traced_free(&t);
 	}
 	huge_give_back(before);
