@@ -6,13 +6,19 @@
  * daemon (every interposer goes straight through), and traced by a minimal
  * receiver in this process (ACKs HELLO and EXIT, reads and drops the rest)
  * without and with call stacks.  Median of REPEAT runs; the ratio is
- * against the baseline of the same run.
+ * against the baseline of the same run.  Then what the shim's ioctl
+ * interposer costs every request it lets through (FIONREAD of a pipe):
+ * the child calls ioctl, and glibc's ioctl found past the shim
+ * (dlsym(RTLD_NEXT)), in alternate batches, the fastest batch of each
+ * kept: other work on the machine slows a batch, never speeds it up.
  *
  * Not sanitized: the shim is preloaded into the child, and a sanitizer
  * runtime would have to come first.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,8 +44,33 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+#define BATCH 1000
+#define BATCHES 400
+
+/* The child: ns per ioctl through the interposer (if any), and past it,
+ * the fastest batch of each, on stdout. */
+static int ioctl_loop(void)
+{
+	int (*past)(int, unsigned long, ...) = dlsym(RTLD_NEXT, "ioctl");
+	int fds[2], n;
+	double best[2] = { 1e30, 1e30 };
+	if (!past || pipe(fds))
+		return 1;
+	for (int b = 0; b < BATCHES; b++)
+		for (int way = 0; way < 2; way++) {
+			double t = now_ns();
+			for (int i = 0; i < BATCH; i++)
+				if ((way ? past : ioctl)(fds[0], FIONREAD, &n))
+					return 1;
+			t = (now_ns() - t) / BATCH;
+			best[way] = t < best[way] ? t : best[way];
+		}
+	printf("%.1f %.1f\n", best[0], best[1]);
+	return 0;
+}
+
 /* The child: ns per mmap+munmap pair, on stdout. */
-static int loop(void)
+static int map_loop(void)
 {
 	for (int i = 0; i < PAIRS / 10; i++) /* warm up */
 		munmap(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -95,36 +126,49 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* What the child run with env (what: its loop) printed. */
+static const char *child_output(const char *self, const char *what,
+				char *const env[])
+{
+	static char text[64];
+	int out[2];
+	if (pipe(out))
+		exit(1);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		execle(self, self, what, (char *)NULL, env);
+		_exit(127);
+	}
+	close(out[1]);
+	ssize_t n = read(out[0], text, sizeof(text) - 1);
+	close(out[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "bench/shim: the child failed\n");
+		exit(1);
+	}
+	text[n] = '\0';
+	return text;
+}
+
 /* Median ns per pair of the child run with env. */
-static double run_child(const char *self, char *const env[])
+static double run_child(const char *self, const char *what, char *const env[])
 {
 	double ns[REPEAT];
 
-	for (int r = 0; r < REPEAT; r++) {
-		int out[2];
-		char text[64] = "";
-		if (pipe(out))
-			exit(1);
-		pid_t pid = fork();
-		if (pid == 0) {
-			dup2(out[1], 1);
-			execle(self, self, "--loop", (char *)NULL, env);
-			_exit(127);
-		}
-		close(out[1]);
-		ssize_t n = read(out[0], text, sizeof(text) - 1);
-		close(out[0]);
-		int status;
-		waitpid(pid, &status, 0);
-		if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-			fprintf(stderr, "bench/shim: the child failed\n");
-			exit(1);
-		}
-		ns[r] = atof(text);
-	}
+	for (int r = 0; r < REPEAT; r++)
+		ns[r] = atof(child_output(self, what, env));
 	qsort(ns, REPEAT, sizeof(ns[0]), cmp_double);
 	return ns[REPEAT / 2];
 }
+
+struct variant {
+	const char *name;
+	char **env;
+};
+
 
 int main(int argc, char **argv)
 {
@@ -134,8 +178,10 @@ int main(int argc, char **argv)
 	struct receiver rc = { 0 };
 	pthread_t thread;
 
-	if (argc > 1 && !strcmp(argv[1], "--loop"))
-		return loop();
+	if (argc > 1 && !strcmp(argv[1], "--map-loop"))
+		return map_loop();
+	if (argc > 1 && !strcmp(argv[1], "--ioctl-loop"))
+		return ioctl_loop();
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0 || !mkdtemp(dir))
 		return 1;
@@ -152,10 +198,7 @@ int main(int argc, char **argv)
 	char *no_daemon[] = { preload, NULL };
 	char *no_stack[] = { preload, socket_env, "PTSHARE_OPTIONS=stack=0", NULL };
 	char *traced[] = { preload, socket_env, NULL };
-	const struct {
-		const char *name;
-		char **env;
-	} runs[] = {
+	const struct variant runs[] = {
 		{ "without the shim", plain },
 		{ "shim, no daemon", no_daemon },
 		{ "traced, stack=0", no_stack },
@@ -165,15 +208,26 @@ int main(int argc, char **argv)
 	printf("mmap+munmap of one anonymous page, %d pairs, median of %d runs "
 	       "(%d records a traced run)\n", PAIRS, REPEAT,
 	       2 * (PAIRS + PAIRS / 10) + 2);
+	size_t nruns = sizeof(runs) / sizeof(runs[0]);
 	double base = 0;
-	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+	for (size_t i = 0; i < nruns; i++) {
 		unsigned long before = rc.records;
-		double ns = run_child(self, runs[i].env);
+		double ns = run_child(self, "--map-loop", runs[i].env);
 		if (!i)
 			base = ns;
 		printf("%-18s %7.0f ns/pair %6.2fx  %5.0f ns added per call, "
 		       "%lu records received\n", runs[i].name, ns, ns / base,
 		       (ns - base) / 2, rc.records - before);
+	}
+	printf("ioctl(FIONREAD) of a pipe, the fastest of %d batches of %d "
+	       "(none traced)\n", BATCHES, BATCH);
+	for (size_t i = 0; i < nruns; i++) {
+		double ns[2];
+		if (sscanf(child_output(self, "--ioctl-loop", runs[i].env), "%lf %lf",
+			   &ns[0], &ns[1]) != 2)
+			exit(1);
+		printf("%-18s %6.1f ns/call, %6.1f past the shim: %5.1f ns added\n",
+		       runs[i].name, ns[0], ns[1], ns[0] - ns[1]);
 	}
 	rc.stop = 1;
 	pthread_join(thread, NULL);

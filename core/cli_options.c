@@ -30,7 +30,7 @@ void cli_parser_init(struct cli_parser *p, const char *name,
 	*p = (struct cli_parser){
 		.name = name, .usage = usage, .status = -1,
 		.short_options = short_options,
-		.v = { .top_n = 20, .faults_mode = PTS_FAULTS_TABLE },
+		.v = { .top_n = 20, .faults_mode = PTS_FAULTS_OFF },
 	};
 	size_t n = 0;
 	while (own && own[n].name)
@@ -73,7 +73,7 @@ static int take(struct cli_parser *p, unsigned i, const char *arg)
 	    (1u << i == CLI_INTERVAL && cli_u64(arg, &interval)))
 		return cli_usage_error(p, "bad number", arg);
 	if (1u << i == CLI_FAULTS && cli_faults(arg, &v->faults_mode))
-		return cli_usage_error(p, "--faults is table, all or off, not", arg);
+		return cli_usage_error(p, "--faults is off, table or all, not", arg);
 	*(const char **)((char *)v + shared_options[i].given) = arg;
 	return -1;
 }

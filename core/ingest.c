@@ -275,6 +275,7 @@ static size_t body_size(uint16_t type)
 	case PTS_EXEC: case PTS_EXEC_FAILED: return sizeof(struct pts_exec);
 	case PTS_EXIT: return sizeof(struct pts_exit);
 	case PTS_LOST: return sizeof(struct pts_lost);
+	case PTS_OWN_UFFD: return sizeof(struct pts_own_uffd);
 	case PTS_CK_BEGIN: return sizeof(struct pts_ck_begin);
 	case PTS_CK_VMAS: return sizeof(struct pts_ck_vmas);
 	case PTS_CK_RUNS: return sizeof(struct pts_ck_runs);
@@ -305,7 +306,7 @@ static const char *check_record(const union aligned_rec *r, size_t len,
 	size_t body = body_size(h->type);
 	if (!body)
 		return "unknown record type";
-	if (from_shim != (h->type <= PTS_LOST))
+	if (from_shim != (h->type <= PTS_SHIM_LAST))
 		return from_shim ? "a record only the daemon makes"
 				 : "a shim's record outside a connection";
 	if (h->nframes > PTS_MAX_FRAMES || (!from_shim && h->nframes))
@@ -486,6 +487,20 @@ static void fork_child(struct ingest *g, struct session *parent,
 	}
 }
 
+/* A range the program registered with a userfaultfd of its own: its faults
+ * are the program's from now on (the daemon released its own there). */
+static void own_uffd(struct report_final *f, const struct pts_own_uffd *r)
+{
+	if (r->request != PTS_OWN_UFFD_REGISTER)
+		return;
+	if (f->own_uffd_ranges < REPORT_OWN_UFFD_MAX) {
+		f->own_uffd[f->own_uffd_ranges].start = r->start;
+		f->own_uffd[f->own_uffd_ranges].end = r->start + r->len;
+	}
+	f->own_uffd_ranges++;
+	f->own_uffd_bytes += r->len;
+}
+
 /* A record from a shim, on the session its connection belongs to. */
 static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		       const union aligned_rec *r, struct ingest_action *act)
@@ -537,7 +552,9 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		g->stream.failed_calls++;
 		return;
 	}
-	if (s->in_model)
+	if (h->type == PTS_OWN_UFFD)
+		own_uffd(&s->last, (const struct pts_own_uffd *)r);
+	else if (s->in_model)
 		apply_call(g, s, h);
 }
 
@@ -780,7 +797,7 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 	if (len > sizeof(r))
 		return -EPROTO;
 	memcpy(&r, rec, len);
-	bool from_shim = len >= sizeof(r.h) && r.h.type <= PTS_LOST;
+	bool from_shim = len >= sizeof(r.h) && r.h.type <= PTS_SHIM_LAST;
 	if (check_record(&r, len, from_shim))
 		return -EPROTO;
 	/* Any other number than the next is not one a daemon wrote, and

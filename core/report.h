@@ -15,6 +15,7 @@
 #include "worlds.h"
 
 #define REPORT_NAME_MAX 64
+#define REPORT_OWN_UFFD_MAX 4 /* a process's own registrations listed */
 
 /* What the kernel says of a process, next to the model. */
 struct report_proc {
@@ -51,6 +52,13 @@ struct report_final {
 	/* per policy: faults seen (userfaultfd) and first touches that only
 	 * pagemap showed, over the process's life */
 	uint64_t faults[WORLDS_MAX], observed[WORLDS_MAX];
+	/* the ranges it registered with a userfaultfd of its own, over its
+	 * life: their faults are the program's, seen here through pagemap
+	 * only (docs/faults.md); how many, their bytes, the first ones */
+	uint64_t own_uffd_ranges, own_uffd_bytes;
+	struct {
+		uint64_t start, end;
+	} own_uffd[REPORT_OWN_UFFD_MAX];
 };
 
 /* Why the daemon ended a process's connection (docs/daemon.md, Hostile

@@ -242,6 +242,26 @@ static void final_faults(struct json *j, size_t k, const void *arg)
 	json_member_u64(j, "pagemap", x->observed[k]);
 }
 
+/* The ranges the process registered with a userfaultfd of its own. */
+static void own_uffd(struct json *j, const struct report_final *x)
+{
+	json_key(j, "own_userfaultfd");
+	json_object(j);
+	json_member_u64(j, "ranges", x->own_uffd_ranges);
+	json_member_u64(j, "bytes", x->own_uffd_bytes);
+	json_key(j, "first");
+	json_array(j);
+	for (uint64_t i = 0; i < x->own_uffd_ranges && i < REPORT_OWN_UFFD_MAX;
+	     i++) {
+		json_object(j);
+		json_member_u64(j, "start", x->own_uffd[i].start);
+		json_member_u64(j, "end", x->own_uffd[i].end);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_end_object(j);
+}
+
 static void final_checkpoint(struct json *j, const struct report *r,
 			     const struct report_final *x)
 {
@@ -274,6 +294,7 @@ static void final_checkpoint(struct json *j, const struct report *r,
 	json_member_string(j, "fault_mode", fault_mode_name(x->fault_mode));
 	json_member_i64(j, "fault_errno", x->fault_err);
 	report_json_by_policy(j, "faults", r, final_faults, x);
+	own_uffd(j, x);
 	json_end_object(j);
 }
 

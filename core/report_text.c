@@ -209,6 +209,16 @@ static void faults(FILE *f, const struct report *r)
 					? " (docs/run.md: allowing a user /dev/userfaultfd)" : "");
 			shown++;
 		}
+		if (x->own_uffd_ranges) {
+			char size[16];
+			report_human(x->own_uffd_bytes, size, sizeof(size));
+			fprintf(f, "  %" PRIu32 " %s: %" PRIu64 " ranges (%s, the "
+				"first at 0x%" PRIx64 ") registered with a userfaultfd "
+				"of its own: their faults are its own, not seen\n",
+				x->proc.pid, x->proc.name, x->own_uffd_ranges, size,
+				x->own_uffd[0].start);
+			shown++;
+		}
 	}
 }
 

@@ -257,7 +257,7 @@ static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 	ingest_packet(l->g, c->id, data, len, &act);
 	/* The model has the record: what it mapped is registered now. */
 	struct uffd_range sync;
-	unsigned after = uffd_record(&c->uf, data, len, &sync);
+	unsigned after = uffd_record(&c->uf, c->pid, data, len, &sync);
 	if (after & UFFD_RECORD_SYNC)
 		uffd_sync(&c->uf, l->cfg.linux_world, c->pid, sync.start, sync.end);
 	if (after & UFFD_RECORD_ACK)

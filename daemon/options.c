@@ -14,7 +14,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
-	      "                [--interval S] [--faults table|all|off] [--json FILE]\n"
+	      "                [--interval S] [--faults off|table|all] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
 	      "                [--ready-fd N] [--allow-users LIST|all] [--max-clients N]\n"
 	      "                [--max-clients-per-user N]\n"
@@ -32,8 +32,9 @@ static void usage(FILE *f)
 	      "  --interval S    checkpoint every process every S seconds\n"
 	      "                  (default 1; 0: only at connect, fork, exec, exit)\n"
 	      "  --faults MODE   page faults on the processes' userfaultfds:\n"
-	      "                  table (default: a process's first fault in each\n"
-	      "                  2 MiB span), all (every one), off (pagemap only)\n"
+	      "                  off (default: pagemap only), table (a process's\n"
+	      "                  first fault in each 2 MiB span; splits its VMAs),\n"
+	      "                  all (every one)\n"
 	      "  --json FILE     write the JSON report to FILE (0600; '-': stdout)\n"
 	      "  --html FILE     write the HTML report to FILE (0600; '-': stdout)\n"
 	      "  --text FILE     write the text report to FILE (0600; '-': stdout;\n"

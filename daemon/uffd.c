@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ptshare/grow.h"
+#include "ptshare/procfs.h"
 #include "ptshare/wire.h"
 #include "uffd.h"
 
@@ -89,20 +89,11 @@ int uffd_start(struct uffd *u, uint32_t mode)
 	return 0;
 }
 
-/* Room for one more range at index i. */
-static int make_room(struct uffd *u, size_t i)
-{
-	if (grow_array((void **)&u->r, &u->cap, u->nr + 1, sizeof(*u->r)))
-		return -ENOMEM;
-	memmove(&u->r[i + 1], &u->r[i], (u->nr - i) * sizeof(*u->r));
-	u->nr++;
-	return 0;
-}
-
 /* MISSING, and MINOR where it leaves the kernel's own sharing alone.  A
- * range the kernel refuses (a shared mapping of a file opened read-only)
- * is seen through pagemap only. */
-static void do_register(struct uffd *u, uint64_t start, uint64_t end,
+ * range the kernel refuses (a shared mapping of a file opened read-only,
+ * a range the program's own userfaultfd holds: EBUSY) is seen through
+ * pagemap only.  Whether it is registered. */
+static bool do_register(struct uffd *u, uint64_t start, uint64_t end,
 			uint32_t huge_shift)
 {
 	struct uffdio_register reg = {
@@ -110,30 +101,7 @@ static void do_register(struct uffd *u, uint64_t start, uint64_t end,
 		.mode = UFFDIO_REGISTER_MODE_MISSING |
 			(huge_shift ? 0 : UFFDIO_REGISTER_MODE_MINOR),
 	};
-	ioctl(u->fd, UFFDIO_REGISTER, &reg);
-}
-
-/* Index of the first range ending above addr (nr if none). */
-static size_t first_after(const struct uffd *u, uint64_t addr)
-{
-	size_t lo = 0, hi = u->nr;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (u->r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int append(struct uffd *u, uint64_t start, uint64_t end,
-		  uint32_t huge_shift)
-{
-	if (make_room(u, u->nr))
-		return -ENOMEM;
-	u->r[u->nr - 1] = (struct uffd_range){ start, end, huge_shift };
-	return 0;
+	return !ioctl(u->fd, UFFDIO_REGISTER, &reg);
 }
 
 /* Whether a mapping is what sharing is about and the kernel lets a
@@ -150,7 +118,7 @@ struct rebuild {
 	struct uffd *u;                /* whose fd registers */
 	const struct uffd_range *old;  /* the old ones in the window, sorted */
 	size_t nold, next;             /* the first old one not behind us */
-	struct uffd fresh;             /* the new ones */
+	struct uffd_ranges fresh;      /* the new ones */
 };
 
 /* What was dealt with already in a mapping is kept (in table mode, the
@@ -169,15 +137,15 @@ static int sync_vma(const struct mm_vma_info *v, void *arg)
 					     ? &b->old[k] : NULL;
 		uint64_t to = o && o->start > at ? o->start : o ? at : v->end;
 		if (to > at) {
-			if (append(&b->fresh, at, to, shift))
+			if (ranges_append(&b->fresh, at, to, shift,
+					  do_register(b->u, at, to, shift)))
 				return -ENOMEM;
-			do_register(b->u, at, to, shift);
 			at = to;
 		}
 		if (!o)
 			break;
 		to = o->end < v->end ? o->end : v->end;
-		if (append(&b->fresh, at, to, o->huge_shift))
+		if (ranges_append(&b->fresh, at, to, o->huge_shift, o->live))
 			return -ENOMEM;
 		at = to;
 	}
@@ -194,21 +162,6 @@ static int hull_vma(const struct mm_vma_info *v, void *arg)
 	return 0;
 }
 
-/* Ranges [i, j) of the list replaced by n others. */
-static int splice_ranges(struct uffd *u, size_t i, size_t j,
-		  const struct uffd_range *with, size_t n)
-{
-	size_t nr = u->nr - (j - i) + n;
-	if (grow_array((void **)&u->r, &u->cap, nr, sizeof(*u->r)))
-		return -ENOMEM;
-	if (u->nr > j)
-		memmove(&u->r[i + n], &u->r[j], (u->nr - j) * sizeof(*u->r));
-	if (n)
-		memcpy(&u->r[i], with, n * sizeof(*with));
-	u->nr = nr;
-	return 0;
-}
-
 /* The list in [start, end) is rebuilt from the model: what the model no
  * longer maps there (claimed by records, then corrected by a reading of
  * /proc) is dropped.  A rebuild of the whole list comes when the list has
@@ -220,23 +173,25 @@ void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid,
 {
 	if (!u->started)
 		return;
-	struct uffd_range hull = { start, end, 0 };
+	struct uffd_range hull = { start, end, 0, false };
 	mm_proc_vmas_in(w, (uint32_t)pid, start, end, hull_vma, &hull);
-	size_t i = first_after(u, hull.start), j;
-	for (j = i; j < u->nr && u->r[j].start < hull.end; j++)
+	struct uffd_ranges *l = &u->done;
+	size_t i = ranges_first_after(l, hull.start), j;
+	for (j = i; j < l->nr && l->r[j].start < hull.end; j++)
 		;
-	struct rebuild b = { .u = u, .old = u->r + i, .nold = j - i };
-	uffd_init(&b.fresh);
-	if (i < j && u->r[i].start < hull.start)
-		append(&b.fresh, u->r[i].start, hull.start, u->r[i].huge_shift);
+	struct rebuild b = { .u = u, .old = l->r + i, .nold = j - i };
+	if (i < j && l->r[i].start < hull.start)
+		ranges_append(&b.fresh, l->r[i].start, hull.start,
+			      l->r[i].huge_shift, l->r[i].live);
 	mm_proc_vmas_in(w, (uint32_t)pid, hull.start, hull.end, sync_vma, &b);
-	if (i < j && u->r[j - 1].end > hull.end)
-		append(&b.fresh, hull.end, u->r[j - 1].end, u->r[j - 1].huge_shift);
-	splice_ranges(u, i, j, b.fresh.r, b.fresh.nr);
-	free(b.fresh.r);
+	if (i < j && l->r[j - 1].end > hull.end)
+		ranges_append(&b.fresh, hull.end, l->r[j - 1].end,
+			      l->r[j - 1].huge_shift, l->r[j - 1].live);
+	ranges_splice(l, i, j, b.fresh.r, b.fresh.nr);
+	ranges_free(&b.fresh);
 	if (!start && end == UINT64_MAX)
-		u->nr_whole = u->nr;
-	else if (u->nr > 2 * u->nr_whole + SYNC_SLACK)
+		u->nr_whole = l->nr;
+	else if (l->nr > 2 * u->nr_whole + SYNC_SLACK)
 		uffd_sync(u, w, pid, 0, UINT64_MAX);
 }
 
@@ -257,66 +212,87 @@ static int unregister(struct uffd *u, uint64_t start, uint64_t end)
 	return 0;
 }
 
-/* [start, end) left the kernel's registrations (unmapped, moved or mapped
- * over): forgotten, cutting the ranges it meets.  Whether it met any. */
-static bool forget(struct uffd *u, uint64_t start, uint64_t end)
+/* What is live of [start, end) unregistered (whole: the whole of each
+ * live range it meets, so that no VMA of ours is split) and released: the
+ * program's own registrations there, or the pieces of a mapping our
+ * registrations split, are left alone.  Another userfaultfd's VMA in an
+ * UFFDIO_UNREGISTER's range makes it fail whole (6.18), or loses its
+ * registration (earlier kernels): docs/faults.md, Kernel facts. */
+static void release_live(struct uffd *u, uint64_t start, uint64_t end,
+			 bool whole)
 {
-	bool met = false;
-	for (size_t i = first_after(u, start); i < u->nr && u->r[i].start < end;) {
-		struct uffd_range *r = &u->r[i];
-		met = true;
-		if (r->start < start && r->end > end) {
-			if (make_room(u, i + 1))
-				return met; /* the tail is dealt with again */
-			u->r[i + 1] = u->r[i];
-			u->r[i].end = start;
-			u->r[i + 1].start = end;
-			return met;
-		} else if (r->start < start) {
-			r->end = start;
+	struct uffd_ranges *l = &u->done;
+	for (uint64_t at = start; u->started && at < end;) {
+		size_t i = ranges_first_after(l, at);
+		while (i < l->nr && l->r[i].start < end && !l->r[i].live)
 			i++;
-		} else if (r->end > end) {
-			r->start = end;
-			i++;
-		} else {
-			memmove(r, r + 1, (u->nr - i - 1) * sizeof(*r));
-			u->nr--;
+		if (i == l->nr || l->r[i].start >= end)
+			return;
+		struct uffd_range r = l->r[i];
+		if (!whole) {
+			r.start = r.start > start ? r.start : start;
+			r.end = r.end < end ? r.end : end;
 		}
+		if (!unregister(u, r.start, r.end))
+			ranges_release(l, r.start, r.end);
+		at = r.end;
 	}
-	return met;
 }
 
-/* A failed mremap (EFAULT) over ranges of ours: the kernel's VMAs there
- * may be split by our registrations, which mremap does not cross.  The
- * range is released (the pieces merge again) and registered anew from the
- * model later; a range that is not ours to release stays as it is. */
-static void release_range(struct uffd *u, uint64_t start, uint64_t end)
+/* The program's own userfaultfd registers or unregisters [start, end): what
+ * we hold in the kernel's VMAs it meets is released, whole, so that the
+ * program's call succeeds, and splits them only as it would without us
+ * (when the kernel cannot say where its VMAs are: our whole ranges that
+ * meet it).  Another userfaultfd's VMA makes UFFDIO_REGISTER fail with
+ * EBUSY and, on 6.18, UFFDIO_UNREGISTER with EINVAL. */
+static void give_up(struct uffd *u, int32_t pid, uint64_t start, uint64_t end)
 {
-	if (u->started && !unregister(u, start, end))
-		forget(u, start, end);
+	uint64_t lo, hi;
+	if (end <= start)
+		return;
+	if (procfs_vma_hull(pid, start, end, &lo, &hi))
+		release_live(u, start, end, true);
+	else
+		release_live(u, lo, hi, false);
 }
 
-unsigned uffd_record(struct uffd *u, const void *pkt, size_t len,
+unsigned uffd_record(struct uffd *u, int32_t pid, const void *pkt, size_t len,
 		     struct uffd_range *sync)
 {
+	struct uffd_ranges *l = &u->done;
 	struct pts_hdr h;
 	if (len < sizeof(h))
 		return 0;
 	memcpy(&h, pkt, sizeof(h));
+	if (h.type == PTS_OWN_UFFD && len >= sizeof(struct pts_own_uffd)) {
+		struct pts_own_uffd m;
+		memcpy(&m, pkt, sizeof(m));
+		int busy = m.request == PTS_OWN_UFFD_REGISTER ? EBUSY : EINVAL;
+		if (!(h.flags & PTS_F_FAILED) || m.result_errno != busy)
+			return 0;
+		give_up(u, pid, m.start, m.start + m.len);
+		return UFFD_RECORD_ACK;
+	}
 	if (h.type == PTS_MREMAP && len >= sizeof(struct pts_mremap)) {
 		struct pts_mremap m;
 		memcpy(&m, pkt, sizeof(m));
 		if (h.flags & PTS_F_FAILED) {
 			if (m.result_errno != EFAULT)
 				return 0;
-			release_range(u, m.old_addr, m.old_addr + m.old_len);
+			/* The pieces merge again, and are registered anew
+			 * from the model later. */
+			uint64_t end = m.old_addr + m.old_len;
+			release_live(u, m.old_addr, end, false);
+			ranges_forget(l, m.old_addr, end);
 			return UFFD_RECORD_ACK;
 		}
 		/* Without UFFD_FEATURE_EVENT_REMAP the kernel drops the
 		 * registration of what moves: registered again, if it was. */
-		bool moved = forget(u, m.old_addr, m.old_addr + m.old_len);
-		forget(u, m.new_addr, m.new_addr + m.new_len);
-		*sync = (struct uffd_range){ m.new_addr, m.new_addr + m.new_len, 0 };
+		bool moved = ranges_forget(l, m.old_addr,
+					   m.old_addr + m.old_len);
+		ranges_forget(l, m.new_addr, m.new_addr + m.new_len);
+		*sync = (struct uffd_range){ .start = m.new_addr,
+					     .end = m.new_addr + m.new_len };
 		return moved ? UFFD_RECORD_SYNC : 0;
 	}
 	if (h.flags & PTS_F_FAILED)
@@ -324,16 +300,18 @@ unsigned uffd_record(struct uffd *u, const void *pkt, size_t len,
 	if (h.type == PTS_MMAP && len >= sizeof(struct pts_mmap)) {
 		struct pts_mmap m;
 		memcpy(&m, pkt, sizeof(m));
-		forget(u, m.addr, m.addr + m.len); /* MAP_FIXED over a range */
+		/* MAP_FIXED over a range */
+		ranges_forget(l, m.addr, m.addr + m.len);
 		/* Only shared memory is registered: a private mapping (most
 		 * of them: malloc's) costs no walk of the process's mappings. */
-		*sync = (struct uffd_range){ m.addr, m.addr + m.len, 0 };
+		*sync = (struct uffd_range){ .start = m.addr,
+					     .end = m.addr + m.len };
 		return (m.flags & MAP_TYPE) != MAP_PRIVATE ? UFFD_RECORD_SYNC : 0;
 	}
 	if (h.type == PTS_MUNMAP && len >= sizeof(struct pts_range)) {
 		struct pts_range m;
 		memcpy(&m, pkt, sizeof(m));
-		forget(u, m.addr, m.addr + m.len);
+		ranges_forget(l, m.addr, m.addr + m.len);
 	}
 	return 0;
 }
@@ -342,10 +320,11 @@ unsigned uffd_record(struct uffd *u, const void *pkt, size_t len,
  * none does, so that the fault is still let go. */
 static struct uffd_range range_of(const struct uffd *u, uint64_t addr)
 {
-	size_t i = first_after(u, addr);
-	if (i < u->nr && u->r[i].start <= addr)
-		return u->r[i];
-	return (struct uffd_range){ addr, addr + MM_PAGE_SIZE, 0 };
+	const struct uffd_ranges *l = &u->done;
+	size_t i = ranges_first_after(l, addr);
+	if (i < l->nr && l->r[i].start <= addr)
+		return l->r[i];
+	return (struct uffd_range){ addr, addr + MM_PAGE_SIZE, 0, true };
 }
 
 /* The span of one table (2 MiB, or the huge page when larger) around
@@ -359,7 +338,10 @@ static int release(struct uffd *u, const struct uffd_range *r, uint64_t addr)
 	uint64_t start = addr & ~(size - 1), end = start + size;
 	start = start > r->start ? start : r->start;
 	end = end < r->end ? end : r->end;
-	return unregister(u, start, end);
+	int err = unregister(u, start, end);
+	if (!err)
+		ranges_release(&u->done, start, end);
+	return err;
 }
 
 /* A huge page of zeros to copy from (read-only, never touched: the zero
@@ -489,6 +471,6 @@ void uffd_close(struct uffd *u)
 {
 	if (u->fd >= 0)
 		close(u->fd);
-	free(u->r);
+	ranges_free(&u->done);
 	uffd_init(u);
 }

@@ -22,22 +22,17 @@
 #include <sys/socket.h>
 
 #include "ptshare/mm.h"
-
-/* A range the daemon registered, or tried to: dealt with, never asked
- * again (in table mode, spans released after their first fault stay in). */
-struct uffd_range {
-	uint64_t start, end;
-	uint32_t huge_shift; /* hugetlb page size, 0 for shmem */
-};
+#include "uffd_ranges.h"
 
 struct uffd {
 	int fd;              /* -1: none */
 	uint32_t mode;       /* enum pts_faults, once started */
 	bool started;        /* UFFDIO_API done: faults can come */
 	bool due;            /* its poll fired: read at the end of the batch */
-	struct uffd_range *r; /* sorted, disjoint */
-	size_t nr, cap;
-	size_t nr_whole;     /* nr after the last rebuild of the whole list */
+	/* The ranges registered, or tried: dealt with, never asked again (in
+	 * table mode, spans released after their first fault stay in). */
+	struct uffd_ranges done;
+	size_t nr_whole;     /* done.nr after the last whole rebuild */
 };
 
 /* A process's fault as the model takes it (PTS_FAULT_* flags). */
@@ -65,16 +60,17 @@ enum uffd_record_action {
 	UFFD_RECORD_ACK = 1u << 1,  /* ack it: the shim waits to try again */
 };
 /*
- * A record the process sent (pkt, len bytes, as received): the ranges an
+ * A record process pid sent (pkt, len bytes, as received): the ranges an
  * mmap, munmap or mremap took from the kernel's registrations are
  * forgotten, to be registered again (a shared mmap, or an mremap of a
  * registered range, asks for a sync of *sync) if they are still mapped.
  * An mremap that failed with EFAULT may have met a VMA our registrations
- * split: the range is released, and the shim waits for an ACK to try
- * again (always sent, userfaultfd or not).  Returns enum
+ * split, and a UFFDIO_REGISTER of the program's own that failed with
+ * EBUSY met ours: what is ours there is released, and the shim waits for
+ * an ACK to try again (always sent, userfaultfd or not).  Returns enum
  * uffd_record_action flags.
  */
-unsigned uffd_record(struct uffd *u, const void *pkt, size_t len,
+unsigned uffd_record(struct uffd *u, int32_t pid, const void *pkt, size_t len,
 		     struct uffd_range *sync);
 /* Before the faults of one read are handed on: false when the process is
  * gone meanwhile, and its struct uffd with it. */

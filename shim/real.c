@@ -2,9 +2,10 @@
 /*
  * The functions the interposers stand in for, found with
  * dlsym(RTLD_NEXT, ...) by the constructor: never lazily inside an
- * interposer that may run in a signal handler.  The memory calls start out
- * as the raw system calls glibc's wrappers make, so a call made before the
- * constructor ran (another library's constructor runs first) still works.
+ * interposer that may run in a signal handler.  The memory calls and ioctl
+ * start out as the raw system calls glibc's wrappers make, so a call made
+ * before the constructor ran (another library's constructor runs first)
+ * still works.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -61,6 +62,17 @@ static int raw_shmdt(const void *addr)
 	return (int)syscall(SYS_shmdt, addr);
 }
 
+/* The interposer always passes one argument, as glibc's wrapper reads. */
+static int raw_ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+
+	va_start(ap, request);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	return (int)syscall(SYS_ioctl, fd, request, arg);
+}
+
 struct shim_real shim_real = {
 	.mmap = raw_mmap,
 	.munmap = raw_munmap,
@@ -69,6 +81,7 @@ struct shim_real shim_real = {
 	.madvise = raw_madvise,
 	.shmat = raw_shmat,
 	.shmdt = raw_shmdt,
+	.ioctl = raw_ioctl,
 };
 
 static atomic_bool resolved;
@@ -103,6 +116,7 @@ void real_resolve(void)
 	lookup(&shim_real.madvise, "madvise");
 	lookup(&shim_real.shmat, "shmat");
 	lookup(&shim_real.shmdt, "shmdt");
+	lookup(&shim_real.ioctl, "ioctl");
 	lookup(&shim_real.fork, "fork");
 	lookup(&shim_real.fork_bare, "_Fork");
 	lookup(&shim_real.execve, "execve");

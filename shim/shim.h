@@ -109,9 +109,9 @@ typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 #define GLIBC_SPAWN_OLD "GLIBC_2.2.5"
 
 /* real.c: the functions the interposers stand in for.  The memory calls
- * start as raw system calls (what glibc's wrappers do), so that a call made
- * before the constructor ran (another library's constructor) works; the
- * others are looked up by real_resolve(). */
+ * and ioctl start as raw system calls (what glibc's wrappers do), so that a
+ * call made before the constructor ran (another library's constructor)
+ * works; the others are looked up by real_resolve(). */
 struct shim_real {
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
 	int (*munmap)(void *, size_t);
@@ -120,6 +120,7 @@ struct shim_real {
 	int (*madvise)(void *, size_t, int);
 	void *(*shmat)(int, const void *, int);
 	int (*shmdt)(const void *);
+	int (*ioctl)(int, unsigned long, ...);
 	pid_t (*fork)(void);
 	pid_t (*fork_bare)(void); /* _Fork: no atfork handlers */
 	int (*execve)(const char *, char *const[], char *const[]);

@@ -22,7 +22,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare aslr [--policy LIST] [--json FILE] [--interval S]\n"
-	      "                    [--faults table|all|off] [--top N] [-o FILE]\n"
+	      "                    [--faults off|table|all] [--top N] [-o FILE]\n"
 	      "                    [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD twice as `ptshare run` does: first with addresses randomised\n"
@@ -41,7 +41,7 @@ static void usage(FILE *f)
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds, as for ptshare run:\n"
-	      "                  table (default), all or off\n"
+	      "                  off (default), table or all\n"
 	      "  --top N         changed mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text to FILE (0600) instead of stderr\n"
 	      "\n"

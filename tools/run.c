@@ -11,7 +11,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                   [--interval S] [--faults table|all|off]\n"
+	      "                   [--interval S] [--faults off|table|all]\n"
 	      "                   [--record FILE] [--top N] [-o FILE] [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with libptshare.so preloaded, so that every process it starts\n"
@@ -29,9 +29,10 @@ static void usage(FILE *f)
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds (docs/faults.md):\n"
-	      "                  table (default: each process's first in each 2 MiB\n"
-	      "                  span), all (every one: exact counts, slower),\n"
-	      "                  off (pagemap only)\n"
+	      "                  off (default: pagemap only, the program's mappings\n"
+	      "                  untouched), table (each process's first in each\n"
+	      "                  2 MiB span; splits its VMAs), all (every one:\n"
+	      "                  exact counts, slower)\n"
 	      "  --record FILE   keep the records in a trace file (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600) instead of stderr\n"

@@ -57,6 +57,12 @@ int procfs_status_parse(const char *text, size_t len,
 /* VmPTE alone; -ENODATA when the process has no address space. */
 int procfs_vmpte_kb(int pid, uint64_t *kb);
 
+/* The kernel's VMAs of pid that meet [start, end) (end > start), as one
+ * range: *lo the first one's start, *hi the last one's end (start, end
+ * where no VMA covers them).  PROCMAP_QUERY: -ENOTTY before Linux 6.11. */
+int procfs_vma_hull(int pid, uint64_t start, uint64_t end, uint64_t *lo,
+		    uint64_t *hi);
+
 /* ---- Filesystems that change what a mapping is ------------------------ */
 
 /*

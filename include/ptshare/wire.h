@@ -32,6 +32,8 @@ enum pts_rec_type {
 	PTS_EXEC_FAILED,
 	PTS_EXIT,       /* exit(), _exit(): the daemon checkpoints, then acks */
 	PTS_LOST,       /* the shim dropped records it could not send */
+	PTS_OWN_UFFD,   /* after the program's UFFDIO_(UN)REGISTER of its own */
+	PTS_SHIM_LAST = PTS_OWN_UFFD, /* the shim's types are 1 to this */
 	/* daemon -> shim */
 	PTS_ACK = 64,
 	/* daemon-made, kept in traces: what /proc said at a checkpoint */
@@ -148,7 +150,26 @@ struct pts_lost {
 	uint64_t records;     /* dropped since the last PTS_LOST */
 };
 
-/* The daemon's reply to PTS_EXIT: the checkpoint is taken. */
+/* UFFDIO_REGISTER or UFFDIO_UNREGISTER on a userfaultfd of the program's
+ * own (docs/faults.md, The program's own userfaultfd): the range (and the
+ * mode) it asked for.  A call that met the daemon's registrations (EBUSY,
+ * EINVAL) is acked once the daemon has released its own there; the shim
+ * then makes the call once more. */
+enum pts_own_uffd_request {
+	PTS_OWN_UFFD_REGISTER,
+	PTS_OWN_UFFD_UNREGISTER,
+};
+
+struct pts_own_uffd {
+	struct pts_hdr h;
+	uint64_t start, len;
+	uint64_t mode;        /* UFFDIO_REGISTER_MODE_*: of a registration */
+	uint32_t request;     /* enum pts_own_uffd_request */
+	int32_t result_errno; /* with PTS_F_FAILED */
+};
+
+/* The daemon's reply to a record the shim waits on (PTS_HELLO, PTS_EXIT,
+ * and the calls it makes once more: docs/wire-protocol.md). */
 struct pts_ack {
 	struct pts_hdr h;
 	uint32_t acked_seq;

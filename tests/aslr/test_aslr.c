@@ -377,7 +377,7 @@ static void test_usage(void **state)
 	expect((const char *[]){ "aslr", "--html", "h", "--", "/bin/true", NULL },
 	       2, "--html is for ptshare run");
 	expect((const char *[]){ "aslr", "--faults", "some", "--", "/bin/true",
-				 NULL }, 2, "--faults is table, all or off");
+				 NULL }, 2, "--faults is off, table or all");
 	expect((const char *[]){ "aslr", "--top", "many", "--", "/bin/true", NULL },
 	       2, "bad number 'many'");
 	expect((const char *[]){ "aslr", "--policy", "no-such-policy", "--",

@@ -26,10 +26,10 @@
 #include "../support/subject.h"
 
 #include "faults_subject.h"
+#include "smaps_flags.h"
 
 #define PAGE 4096UL
 #define SPAN (2UL << 20)
-#define WAIT_MS 60000 /* for the daemon to register a mapping */
 
 /* A check that failed: exit with its number. */
 static _Noreturn void failed(int check, const char *fmt, ...)
@@ -69,54 +69,13 @@ static void check_pages(const char *base, int r, size_t from, size_t to, int w,
 	}
 }
 
-/* Of the mappings of ours that meet [start, end): how many, and how many
- * carry each of the userfaultfd flags. */
-struct uffd_flags {
-	int vmas, missing, minor;
-};
-
-static struct uffd_flags uffd_flags(uintptr_t start, uintptr_t end)
-{
-	struct uffd_flags f = { 0 };
-	char line[512];
-	bool in = false;
-	FILE *s = fopen("/proc/self/smaps", "r");
-	if (!s)
-		die("/proc/self/smaps");
-	while (fgets(line, sizeof(line), s)) {
-		unsigned long a, b;
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') <
-		    strchr(line, ' ')) {
-			in = a < end && b > start;
-			f.vmas += in;
-		} else if (in && !strncmp(line, "VmFlags:", 8)) {
-			f.missing += strstr(line, " um") != NULL;
-			f.minor += strstr(line, " ui") != NULL;
-		}
-	}
-	fclose(s);
-	return f;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /* Until the daemon has registered all of [p, p + len) (MINOR too unless
  * hugetlb), or the bound: then the check fails. */
 static void wait_registered(const char *p, size_t len, bool minor, int check)
 {
-	for (int waited = 0; waited < WAIT_MS; waited += 10) {
-		struct uffd_flags f = uffd_flags((uintptr_t)p, (uintptr_t)p + len);
-		if (f.vmas && f.missing == f.vmas && (f.minor == f.vmas) == minor)
-			return;
-		sleep_ms(10);
-	}
-	failed(check, "%p (+%zu) not registered within %d ms", (void *)p, len,
-	       WAIT_MS);
+	if (!registered_within(p, len, minor))
+		failed(check, "%p (+%zu) not registered within %d ms", (void *)p,
+		       len, SMAPS_WAIT_MS);
 }
 
 /* [p, p + len) is registered (want) or not, entirely. */

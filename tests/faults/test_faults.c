@@ -41,21 +41,32 @@ struct traced {
 	long pid[2];          /* from the subject's "@pids" or "@pid" */
 };
 
+/* subject run with args under MODE (NULL: the default mode). */
+static void traced_start_of(struct traced *t, const char *mode,
+			    const char *interval, const char *subject,
+			    const char *const args[], const struct cmd_opts *o)
+{
+	const char *argv[24] = { PTSHARE_PATH, "run", "--interval", interval,
+				 "--json", tmp_path(t->dir, "report.json"),
+				 "--record", tmp_path(t->dir, "trace"),
+				 "-o", tmp_path(t->dir, "report.txt") };
+	size_t n = 10;
+	if (mode) {
+		argv[n++] = "--faults";
+		argv[n++] = mode;
+	}
+	argv[n++] = "--";
+	argv[n++] = subject;
+	for (size_t i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	cmd_start(&t->c, argv, o);
+}
+
 static void traced_start(struct traced *t, const char *mode,
 			 const char *interval, const char *const args[],
 			 const struct cmd_opts *o)
 {
-	const char *argv[20] = { PTSHARE_PATH, "run", "--faults", mode,
-				 "--interval", interval, "--json", NULL,
-				 "--record", NULL, "-o", NULL, "--",
-				 FAULTS_SUBJECT_PATH };
-	size_t n = 14;
-	argv[7] = tmp_path(t->dir, "report.json");
-	argv[9] = tmp_path(t->dir, "trace");
-	argv[11] = tmp_path(t->dir, "report.txt");
-	for (size_t i = 0; args[i]; i++)
-		argv[n++] = args[i];
-	cmd_start(&t->c, argv, o);
+	traced_start_of(t, mode, interval, FAULTS_SUBJECT_PATH, args, o);
 }
 
 /* The subject's pids from its last "@pid..." line. */
@@ -231,6 +242,24 @@ static void write_long(const char *path, long v)
 #define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
 #define FREE_HUGEPAGES "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 
+/* HUGE_PAGES_WANTED 2 MiB pages more for a test: how many there were,
+ * to give back (huge_give_back). */
+static long huge_reserve(void)
+{
+	long before = read_long(NR_HUGEPAGES);
+	write_long(NR_HUGEPAGES, before + HUGE_PAGES_WANTED);
+	if (read_long(FREE_HUGEPAGES) < (long)(HUGE_BYTES >> 21)) {
+		write_long(NR_HUGEPAGES, before);
+		fail_msg("cannot reserve %d huge pages", HUGE_PAGES_WANTED);
+	}
+	return before;
+}
+
+static void huge_give_back(long before)
+{
+	write_long(NR_HUGEPAGES, before);
+}
+
 /*
  * hugetlb, all: MISSING only (the subject checks no MINOR registration),
  * resolved by a copy of a zeroed huge page: the parent's two written pages
@@ -239,20 +268,75 @@ static void write_long(const char *path, long v)
  */
 static void test_hugetlb(void **state)
 {
-	long before = read_long(NR_HUGEPAGES);
-	write_long(NR_HUGEPAGES, before + HUGE_PAGES_WANTED);
-	if (read_long(FREE_HUGEPAGES) < (long)(HUGE_BYTES >> 21)) {
-		write_long(NR_HUGEPAGES, before);
-		fail_msg("cannot reserve %d huge pages", HUGE_PAGES_WANTED);
-	}
+	long before = huge_reserve();
 	const char *const args[] = { "hugetlb", NULL };
 	struct traced t = { 0 };
 	traced_run(&t, "all", "0", args);
-	write_long(NR_HUGEPAGES, before);
+	huge_give_back(before);
 	assert_int_equal(seen(t.doc, t.pid[0], "linux"), HUGE_WRITTEN + 1);
 	assert_int_equal(seen(t.doc, t.pid[1], "linux"), 0);
 	assert_finals_exact(t.doc, 2);
 	traced_free(&t);
+}
+
+/* Ranges the processes of doc registered with a userfaultfd of their own. */
+static uint64_t own_uffd_ranges(const struct jr_value *doc)
+{
+	const struct jr_value *finals = jr_get(doc, "final_checkpoints");
+	uint64_t n = 0;
+	for (size_t i = 0; i < jr_len(finals); i++)
+		n += jr_path_u64(jr_at(finals, i), "own_userfaultfd.ranges", 0);
+	return n;
+}
+
+/*
+ * A program with a userfaultfd of its own (own_uffd_subject) registers
+ * parts of shared anonymous memory (MISSING), of a memfd in the page cache
+ * (MINOR) and of hugetlb memory (MISSING), and serves their faults, those
+ * of a child it forks too (UFFD_FEATURE_EVENT_FORK); then unregisters
+ * shared memory it never registered.  In every mode, and the default, its
+ * output and status are the plain run's.  Where the daemon registers, the
+ * program waits until it has: each of its four calls then meets the
+ * daemon's registration (EBUSY, EINVAL: a failed call each, made once more
+ * after the daemon released its own there); the report lists its three
+ * ranges, and so does a replay of the trace.
+ */
+static void test_own_userfaultfd(void **state)
+{
+	static const struct {
+		const char *mode, *wait;
+		uint64_t failed;
+	} runs[] = {
+		{ "table", "wait", 4 }, { "all", "wait", 4 }, { "off", "nowait", 0 },
+		{ NULL, "nowait", 0 }, /* the default: off */
+	};
+	long before = huge_reserve();
+	const char *const plain_argv[] = { OWN_UFFD_SUBJECT_PATH, "nowait",
+					   "huge", NULL };
+	struct cmd plain;
+	if (cmd_run(&plain, plain_argv, NULL))
+		fail_msg("the plain run failed:\n%s", plain.text[1]);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		const char *const args[] = { runs[i].wait, "huge", NULL };
+		struct traced t = { 0 };
+		tmp_make(t.dir, sizeof(t.dir));
+		traced_start_of(&t, runs[i].mode, "1", OWN_UFFD_SUBJECT_PATH, args,
+				NULL);
+		int status = cmd_finish(&t.c);
+		assert_no_sanitizer_report(&t.c);
+		if (status || strcmp(t.c.text[0], plain.text[0]))
+			fail_msg("--faults %s: status %d; stdout:\n%s\nstderr:\n%s",
+				 runs[i].mode ? runs[i].mode : "(default)", status,
+				 t.c.text[0], t.c.text[1]);
+		t.doc = report_read(tmp_path(t.dir, "report.json"));
+		assert_int_equal(jr_path_u64(t.doc, "stream.failed_calls", 9),
+				 runs[i].failed);
+		assert_int_equal(own_uffd_ranges(t.doc), 3);
+		assert_replays(&t);
+		traced_free(&t);
+	}
+	huge_give_back(before);
+	cmd_free(&plain);
 }
 
 static bool waits_in_fault(const void *arg)
@@ -315,9 +399,10 @@ static bool may_open_uffd_dev(const struct passwd *pw)
 
 /*
  * A user who may not make a userfaultfd (vm.unprivileged_userfaultfd=0 and
- * no access to /dev/userfaultfd): `ptshare run` says so once, with the
- * fix; every process runs in mode off with the errno; the report is still
- * right (the model equal to VmPTE), its faults from pagemap.
+ * no access to /dev/userfaultfd), in a run that asks for faults (table):
+ * `ptshare run` says so once, with the fix; every process runs in mode off
+ * with the errno; the report is still right (the model equal to VmPTE),
+ * its faults from pagemap.
  */
 static void test_unprivileged(void **state)
 {
@@ -338,9 +423,10 @@ static void test_unprivileged(void **state)
 	char *env[] = { env_tmp, "PATH=/usr/bin:/bin", NULL };
 	const char *argv[] = {
 		"/usr/bin/setpriv", uid, gid, "--clear-groups", "--",
-		PTSHARE_PATH, "run", "--json", tmp_path(t.dir, "report.json"),
-		"--record", tmp_path(t.dir, "trace"), "-o",
-		tmp_path(t.dir, "report.txt"), "--interval", "0", "--",
+		PTSHARE_PATH, "run", "--faults", "table", "--json",
+		tmp_path(t.dir, "report.json"), "--record",
+		tmp_path(t.dir, "trace"), "-o", tmp_path(t.dir, "report.txt"),
+		"--interval", "0", "--",
 		FAULTS_SUBJECT_PATH, "script", "off", NULL,
 	};
 	const struct cmd_opts o = { .env = env };
@@ -389,6 +475,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mremap_of_split_mapping, run_tmpdir_setup,
 						run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_hugetlb, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_own_userfaultfd, run_tmpdir_setup,
+						run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_killed_in_fault, run_tmpdir_setup,
 						run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_unprivileged, run_tmpdir_setup, run_tmpdir_teardown),

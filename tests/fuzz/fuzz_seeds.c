@@ -182,7 +182,7 @@ static void op_frame(FILE *out, int32_t pid, uint32_t conn, const union rec *r)
 		slot_conn[free_slot] = conn;
 		put_op(out, FOPS_CONNECT, free_slot);
 		put(out, &pid, 4);
-	} else if (r->h.type <= PTS_LOST && slot >= 0) {
+	} else if (r->h.type <= PTS_SHIM_LAST && slot >= 0) {
 		put_op(out, FOPS_PACKET, slot);
 		put_rec(out, r);
 	} else if (r->h.type == PTS_CONN_CLOSE && slot >= 0 && !r->conn.arg) {

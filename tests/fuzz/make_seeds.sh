@@ -42,5 +42,6 @@ seed closefds "$subject" closefds
 seed spawn "$subject" spawn
 seed threads "$subject" threads
 seed prefork_pool "$build/demo/prefork-pool" --hold 0 --pool-mib 32 --workers 3
+seed own_uffd "$build/tests/faults/own_uffd_subject" nowait
 seed shell sh -c 'ls -l /usr/lib | sort -r | head -3 >/dev/null'
 ls -l "$here/corpus"/*

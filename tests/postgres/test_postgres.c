@@ -5,10 +5,10 @@
  * As root, a fresh cluster (shared_buffers=512MB, huge_pages=off, unix
  * socket only, in a private directory) owned by the postgres user; the
  * postmaster started as
- *     ptshare run --json FILE -o TEXT -- postgres -D DATA ...
+ *     ptshare run --faults table --json FILE -o TEXT -- postgres -D DATA ...
  * the whole of it run as the postgres user, which the cluster lets open
- * /dev/userfaultfd meanwhile (docs/run.md), so that the default fault mode,
- * table, sees every process's first fault in each 2 MiB span; then
+ * /dev/userfaultfd meanwhile (docs/run.md), so that table mode sees every
+ * process's first fault in each 2 MiB span; then
  * `pgbench -i -s 10` and `pgbench -S -c 8 -T 15`, during which
  * pg_stat_activity names the server's processes; then a fast shutdown
  * (SIGINT to the postmaster), after which `ptshare run` writes its report.
@@ -159,8 +159,9 @@ static void list_processes(struct pg_test *t)
 /* The workload, under ptshare run; the report written once it returns. */
 static void run_workload(struct pg_test *t, pid_t *postmaster)
 {
-	const char *const wrap[] = { t->ptshare, "run", "--json", t->json,
-				     "-o", t->text, "--", NULL };
+	const char *const wrap[] = { t->ptshare, "run", "--faults", "table",
+				     "--json", t->json, "-o", t->text, "--",
+				     NULL };
 	assert_int_equal(pg_cluster_start(&t->c, wrap), 0);
 	assert_int_equal(pg_cluster_wait_ready(&t->c), 0);
 	*postmaster = pg_postmaster_pid(&t->c);
