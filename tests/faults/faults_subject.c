@@ -168,7 +168,9 @@ static _Noreturn void script_child(char *const base[], char *const a[],
  * has its record); the parent writes, reads a few untouched pages (zeros),
  * forks; the child reads and writes; the parent reads the child's pages.
  * table: the spans touched are released and stay so past a timer
- * checkpoint, through a second round of the same touches.
+ * checkpoint (the subject says "@timer PID" and waits for a line on stdin,
+ * which the test sends once the trace holds a timer checkpoint of PID
+ * begun after), through a second round of the same touches.
  */
 static int script(const char *mode)
 {
@@ -204,7 +206,10 @@ static int script(const char *mode)
 		const size_t touched[REGIONS] = {
 			writes[0], writes[1], PARENT_WRITES_ANON + CHILD_WRITES,
 		};
-		sleep_ms(1500);
+		char line[16];
+		say("@timer %d\n", (int)getpid());
+		if (!fgets(line, sizeof(line), stdin))
+			failed(33, "no word from the test after a timer checkpoint");
 		for (int r = 0; r < REGIONS; r++)
 			write_pages(a[r], r, 0, writes[r], 0);
 		check_released(a, touched, 32);

@@ -78,12 +78,9 @@ static void read_pids(struct traced *t)
 		fail_msg("no pids from the subject:\n%s", t->c.text[0]);
 }
 
-/* Runs the subject with args under MODE; status 0 and the report read. */
-static void traced_run(struct traced *t, const char *mode, const char *interval,
-		       const char *const args[])
+/* Its end: status 0 and the report read. */
+static void traced_finish(struct traced *t)
 {
-	tmp_make(t->dir, sizeof(t->dir));
-	traced_start(t, mode, interval, args, NULL);
 	int status = cmd_finish(&t->c);
 	assert_no_sanitizer_report(&t->c);
 	if (status)
@@ -91,6 +88,28 @@ static void traced_run(struct traced *t, const char *mode, const char *interval,
 			 t->c.text[1]);
 	read_pids(t);
 	t->doc = report_read(tmp_path(t->dir, "report.json"));
+}
+
+/* Runs the subject with args under MODE; status 0 and the report read. */
+static void traced_run(struct traced *t, const char *mode, const char *interval,
+		       const char *const args[])
+{
+	tmp_make(t->dir, sizeof(t->dir));
+	traced_start(t, mode, interval, args, NULL);
+	traced_finish(t);
+}
+
+/* Timer checkpoints of a process in a trace, against a count. */
+struct timer_wait {
+	const char *trace;
+	int32_t pid;
+	size_t want;
+};
+
+static bool timer_read(const void *arg)
+{
+	const struct timer_wait *w = arg;
+	return trace_timer_checkpoints(w->trace, w->pid) >= w->want;
 }
 
 static void traced_free(struct traced *t)
@@ -179,7 +198,20 @@ static void test_table_once_per_span(void **state)
 {
 	const char *const args[] = { "script", "table", NULL };
 	struct traced t = { 0 };
-	traced_run(&t, "table", "1", args);
+	tmp_make(t.dir, sizeof(t.dir));
+	traced_start(&t, "table", "1", args, NULL);
+	const char *line;
+	long pid = 0;
+	while ((line = cmd_line(&t.c)) && sscanf(line, "@timer %ld", &pid) != 1)
+		;
+	if (!pid)
+		fail_msg("no @timer from the subject:\n%s", t.c.text[0]);
+	/* A timer checkpoint of it begun once it had released its spans. */
+	struct timer_wait w = { tmp_path(t.dir, "trace"), (int32_t)pid, 0 };
+	w.want = trace_timer_checkpoints(w.trace, w.pid) + 2;
+	assert_true(eventually(timer_read, &w));
+	assert_int_equal(write(t.c.in, "go\n", 3), 3);
+	traced_finish(&t);
 	size_t parent = 0, child = 0;
 	for (int r = 0; r < REGIONS; r++) {
 		parent += spans(parent_writes[r]);
