@@ -9,7 +9,7 @@
  *   native  the workload alone
  *   off     under `ptshare run --faults off`: what tracing costs without
  *           faults (the forks' and exits' checkpoints)
- *   table   under `ptshare run --faults table` (the default)
+ *   table   under `ptshare run --faults table`
  *   all     under `ptshare run --faults all`
  *   bare    the workload with a bare handler of its own: each worker
  *           passes a userfaultfd to a process that registers the memory
@@ -19,8 +19,11 @@
  *
  * Prints each run, then medians: table's speed against native (goal >=
  * 0.95), and the time all mode adds to native against the time the bare
- * handler adds (goal <= 1.5).  Needs root or access to userfaultfd; the
- * ptshare it runs should be a release build.
+ * handler adds (goal <= 1.5), each with a verdict only beyond the rounds'
+ * spread.  Each traced run's JSON report says the mode its processes had
+ * and the faults they saw: without userfaultfd access table and all run
+ * as off, and then no verdict is given.  Needs root or access to
+ * userfaultfd; the ptshare it runs should be a release build.
  *
  * usage: uffd [--rounds N] [--workers N] [--mib N] [--cpus LIST]
  *   defaults: 5 rounds, 8 workers, 1024 MiB
@@ -60,6 +63,13 @@ static const char *const variant_name[VARIANTS] = { "native", "off", "table",
 struct opts {
 	int rounds, workers, mib;
 	const char *cpus;
+	char json[64]; /* the traced runs' report */
+};
+
+/* What a traced run's report says of its faults. */
+struct seen {
+	uint64_t faults;  /* seen on userfaultfds, summed over the processes */
+	unsigned off;     /* processes whose mode was off */
 };
 
 static _Noreturn void die(const char *what)
@@ -234,8 +244,34 @@ static int workload(int workers, size_t bytes, bool bare)
 	return bad;
 }
 
-/* One run of a variant: the workload's time in seconds. */
-static double run(const char *self, const struct opts *o, enum variant v)
+/* The faults the processes of the report at path saw under linux, and how
+ * many had mode off (the report's format: docs/report-json.md). */
+static struct seen seen_in(const char *path)
+{
+	static char buf[1 << 20];
+	struct seen s = { 0 };
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	const char *stream = strstr(buf, "\"stream\"");
+	for (const char *p = buf; (p = strstr(p, "\"fault_mode\": \"off\"")); p++)
+		s.off += !stream || p < stream;
+	/* Each final checkpoint's "faults": { "linux": { "seen": N, ... */
+	for (const char *p = buf; (p = strstr(p, "\"faults\": {")); p++) {
+		const char *q = p + strlen("\"faults\": {");
+		q += strspn(q, " \n");
+		if (!strncmp(q, "\"linux\"", 7) && (q = strstr(q, "\"seen\": ")))
+			s.faults += strtoull(q + strlen("\"seen\": "), NULL, 10);
+	}
+	return s;
+}
+
+/* One run of a variant: the workload's time in seconds; what a traced
+ * run's report says of its faults in *seen. */
+static double run(const char *self, const struct opts *o, enum variant v,
+		  struct seen *seen)
 {
 	char workers[16], mib[16];
 	snprintf(workers, sizeof(workers), "%d", o->workers);
@@ -245,7 +281,7 @@ static double run(const char *self, const struct opts *o, enum variant v)
 	if (v == OFF || v == TABLE || v == ALL) {
 		const char *const pre[] = { PTSHARE_BIN, "run", "--faults",
 					    variant_name[v], "-o", "/dev/null",
-					    "--" };
+					    "--json", o->json, "--" };
 		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
 			argv[n++] = pre[i];
 	}
@@ -281,6 +317,8 @@ static double run(const char *self, const struct opts *o, enum variant v)
 			variant_name[v], buf);
 		exit(1);
 	}
+	if (v == OFF || v == TABLE || v == ALL)
+		*seen = seen_in(o->json);
 	return (double)ns / 1e9;
 }
 
@@ -289,6 +327,7 @@ struct runs {
 	const char *self;
 	const struct opts *o;
 	double t[VARIANTS][BENCH_MAX_ROUNDS]; /* seconds */
+	struct seen seen[VARIANTS][BENCH_MAX_ROUNDS];
 };
 
 /* One run in a round: its time kept and printed. */
@@ -296,8 +335,13 @@ static void measure(int variant, int round, void *arg)
 {
 	struct runs *runs = arg;
 	double *t = &runs->t[variant][round];
-	*t = run(runs->self, runs->o, (enum variant)variant);
-	printf("round %d  %-7s %8.3f s\n", round + 1, variant_name[variant], *t);
+	struct seen *s = &runs->seen[variant][round];
+	*t = run(runs->self, runs->o, (enum variant)variant, s);
+	printf("round %d  %-7s %8.3f s", round + 1, variant_name[variant], *t);
+	if (variant == OFF || variant == TABLE || variant == ALL)
+		printf("  %llu faults seen, %u processes in mode off",
+		       (unsigned long long)s->faults, s->off);
+	printf("\n");
 	fflush(stdout);
 }
 
@@ -347,29 +391,46 @@ int main(int argc, char **argv)
 	printf("%d workers each writing every page of %d MiB / %d of shared "
 	       "anonymous memory; %d rounds, CPUs %s\n", o.workers, o.mib,
 	       o.workers, o.rounds, o.cpus ? o.cpus : "all");
+	snprintf(o.json, sizeof(o.json), "/tmp/ptshare-bench-uffd-%d.json",
+		 (int)getpid());
 	struct runs runs = { .self = self, .o = &o };
 	bench_rounds(o.rounds, VARIANTS, measure, &runs);
+	unlink(o.json);
 	double (*t)[BENCH_MAX_ROUNDS] = runs.t;
 	double m[VARIANTS], speed[BENCH_MAX_ROUNDS], off_speed[BENCH_MAX_ROUNDS];
+	double cost[BENCH_MAX_ROUNDS];
 	for (int v = 0; v < VARIANTS; v++)
 		m[v] = bench_median(t[v], o.rounds);
+	/* A mode with a userfaultfd in every process, and faults seen. */
+	bool sees[VARIANTS] = { false };
+	for (int v = TABLE; v <= ALL; v++) {
+		sees[v] = true;
+		for (int r = 0; r < o.rounds; r++)
+			sees[v] &= runs.seen[v][r].faults > 0 && !runs.seen[v][r].off;
+	}
 	for (int r = 0; r < o.rounds; r++) {
 		speed[r] = t[NATIVE][r] / t[TABLE][r];
 		off_speed[r] = t[NATIVE][r] / t[OFF][r];
+		cost[r] = (t[ALL][r] - t[NATIVE][r]) / (t[BARE][r] - t[NATIVE][r]);
 	}
 	double table_speed = bench_median(speed, o.rounds);
 	double added_all = m[ALL] - m[NATIVE], added_bare = m[BARE] - m[NATIVE];
+	double ratio = bench_median(cost, o.rounds);
 	printf("\nmedians of %d rounds: native %.3f s, off %.3f s, table %.3f s, "
 	       "all %.3f s, bare handler %.3f s\n", o.rounds, m[NATIVE], m[OFF],
 	       m[TABLE], m[ALL], m[BARE]);
-	printf("table: %.3f of native speed (median of the rounds' ratios; "
-	       "goal >= 0.95)%s; off: %.3f\n", table_speed,
-	       table_speed < 0.95 ? "  (goal not met)" : "",
-	       bench_median(off_speed, o.rounds));
-	printf("all: adds %.3f s to native, the bare handler %.3f s: %.2fx its "
-	       "cost (goal <= 1.5)%s; %.2fx its time\n", added_all, added_bare,
-	       added_all / added_bare,
-	       added_all > 1.5 * added_bare ? "  (goal not met)" : "",
-	       m[ALL] / m[BARE]);
+	printf("table: %.3f +-%.1f%% of native speed (median of the rounds' "
+	       "ratios); off: %.3f; goal >= 0.95: %s\n", table_speed,
+	       100 * bench_noise(speed, o.rounds), bench_median(off_speed, o.rounds),
+	       sees[TABLE] ? bench_verdict(table_speed, 0.95, true,
+					   bench_noise(speed, o.rounds))
+			   : "no verdict: table saw no faults (no userfaultfd?)");
+	printf("all: adds %.3f s to native, the bare handler %.3f s: %.2f +-%.1f%% "
+	       "its cost (median of the rounds' ratios), %.2fx its time; goal "
+	       "<= 1.5: %s\n", added_all, added_bare, ratio,
+	       100 * bench_noise(cost, o.rounds), m[ALL] / m[BARE],
+	       sees[ALL] ? bench_verdict(ratio, 1.5, false,
+					 bench_noise(cost, o.rounds))
+			 : "no verdict: all saw no faults (no userfaultfd?)");
 	return 0;
 }
