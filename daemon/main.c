@@ -22,9 +22,9 @@
 #include "outputs.h"
 
 /*
- * SIGTERM ends the run, and SIGINT unless it was ignored when we started:
- * `ptshare run` ignores it for us, so that a ^C at the terminal reaches the
- * program and not the daemon (shells do the same for background jobs).
+ * SIGTERM ends the run, and SIGINT unless it was ignored when we started
+ * (shells ignore it in background jobs: a ^C at the terminal is for the
+ * foreground; `ptshare run` starts us in a session of our own).
  * Blocked from the start, so that a signal at any moment ends the run
  * cleanly, through the signalfd.
  */

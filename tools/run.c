@@ -35,7 +35,8 @@ static void usage(FILE *f)
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600) instead of stderr\n"
 	      "\n"
-	      "Signals INT, TERM, HUP and QUIT are passed on to CMD.  Exit status: CMD's\n"
+	      "Signals INT, TERM, HUP and QUIT are passed on to CMD, unless one of its\n"
+	      "own processes sent them (to its process group).  Exit status: CMD's\n"
 	      "(128 + the signal when a signal killed it), 2 on a usage error or a\n"
 	      "refused program, 1 when ptshare itself failed, 126/127 when CMD cannot\n"
 	      "be run or found.\n",

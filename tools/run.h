@@ -112,5 +112,9 @@ const char *wait_status_text(int status, char *buf, size_t cap);
 /* Calls fn (when not NULL) for each child of ours but skip; returns how
  * many there are, zombies included. */
 size_t children_each(pid_t skip, void (*fn)(pid_t pid, void *arg), void *arg);
+/* Whether pid is a descendant of ours through a child other than skip: a
+ * process of the program, since we are its subreaper.  False for a
+ * process gone, whose line of parents cannot be read. */
+bool descends_from_us(pid_t pid, pid_t skip);
 
 #endif

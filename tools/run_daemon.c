@@ -24,12 +24,13 @@
 static _Noreturn void daemon_exec(const char *who, char **argv, int ready_fd,
 				   pid_t parent)
 {
-	/* The terminal's ^C, ^\ and hang-up are for the program: the daemon
-	 * ends when `ptshare run` says so (it keeps an ignored SIGINT
-	 * ignored), or when `ptshare run` itself dies. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	/* In a session and process group of its own: what is sent to the
+	 * program's group (the terminal's ^C, ^\ and hang-up, a program's
+	 * kill(0, SIGTERM) at its shutdown) is the program's.  The daemon
+	 * ends when `ptshare run` says so, or when `ptshare run` itself
+	 * dies. */
+	if (setsid() < 0)
+		_exit(1);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -236,10 +236,24 @@ static void pass_on_each(pid_t pid, void *si)
 	pass_on(pid, si);
 }
 
+/* A signal a process of the program sent (to its process group, which is
+ * ours: kill(0, SIGTERM) at a server's shutdown, a shell's `trap 'kill 0'
+ * EXIT`) reached the program already; sent again, a handler would run
+ * twice.  Its sender is known by its pid while it lives, or is a zombie:
+ * one gone and reaped already is taken for an outsider. */
+static bool from_the_program(const struct run_state *s,
+			     const struct signalfd_siginfo *si)
+{
+	return si->ssi_code <= 0 && si->ssi_pid > 0 &&
+	       descends_from_us((pid_t)si->ssi_pid, s->d.ended ? 0 : s->d.pid);
+}
+
 /* To the program while it runs; then to the processes that outlived it,
  * which were handed to us, the subreaper, as their parents died. */
 static void forward(const struct run_state *s, struct signalfd_siginfo *si)
 {
+	if (from_the_program(s, si))
+		return;
 	if (s->program_running)
 		pass_on(s->program, si);
 	else

@@ -2,7 +2,8 @@
 /*
  * The torture suite, the daemon (docs/promises.md): ptshared SIGKILLed at
  * random moments of a program's run (threads mapping, forks, a spawn), 50
- * times, and a program started before its daemon.  The shim is preloaded
+ * times, a program started before its daemon, and one that signals its
+ * own process group.  The shim is preloaded
  * as `ptshare run` does it (LD_PRELOAD, PTSHARE_SOCKET), with ptshared run
  * by the test; the program's output and status must be the same as
  * without ptshare every time.
@@ -170,11 +171,35 @@ static void test_daemon_started_later(void **state)
 	cmd_free(&got);
 }
 
+/*
+ * A program that signals its own process group, kill(0, SIGTERM) as a
+ * server's master does at its shutdown: each of its processes handles it
+ * once, as without ptshare (`ptshare run` does not pass it on again), and
+ * the daemon, in a group of its own, goes on: every process is in the
+ * report, read at its exit, the one forked after the signal too.
+ */
+static void test_group_signalled(void **state)
+{
+	const char *argv[] = { NULL, "killgroup", NULL };
+	struct torture t;
+	torture_compare(&t, NULL, argv);
+	assert_int_equal(t.status, 0);
+	const struct jr_value *finals = jr_get(t.doc, "final_checkpoints");
+	assert_int_equal(jr_len(finals), 3);
+	for (size_t i = 0; i < jr_len(finals); i++) {
+		assert_string_equal(jr_path_str(jr_at(finals, i), "checkpoint"), "exit");
+		assert_false(jr_bool(jr_get(jr_at(finals, i), "alive")));
+	}
+	assert_int_equal(stream_u64(t.doc, "lost"), 0);
+	torture_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_daemon_killed, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_started_later, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_group_signalled, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -699,6 +699,79 @@ static int late(void)
 	return 0;
 }
 
+/* ---- a program that signals its own process group ---- */
+
+static volatile sig_atomic_t terms, terms_resent;
+static pid_t group_sender;
+
+/* A SIGTERM; one that did not come from the process that signalled the
+ * group was sent again by someone (`ptshare run`, passing it on). */
+static void on_term(int sig, siginfo_t *si, void *uc)
+{
+	terms++;
+	terms_resent += si->si_pid != group_sender;
+}
+
+/* Long enough for a signal sent again to have come: a tracer that passed
+ * the group's signal on once more would show here. */
+static void settle(void)
+{
+	struct timespec ts = { 0, GROUP_SETTLE_MS * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * kill(0, SIGTERM) by a process of the program, as a server's master does
+ * at its shutdown (here its child, GROUP_ROUNDS times): every process of
+ * the group handles each once (the child tells by its exit status).  The
+ * parent waits for them, then goes on, mapping and forking, as a master
+ * goes on waiting for its children.
+ */
+static int killgroup(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_term,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+	sigset_t term, before;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	if (sigaction(SIGTERM, &sa, NULL) || sigprocmask(SIG_BLOCK, &term, &before))
+		die("sigaction");
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		group_sender = getpid();
+		sigprocmask(SIG_SETMASK, &before, NULL);
+		for (int i = 0; i < GROUP_ROUNDS; i++) {
+			if (kill(0, SIGTERM))
+				die("kill");
+			settle();
+		}
+		_exit(terms + 10 * terms_resent);
+	}
+	group_sender = child;
+	while (terms < GROUP_ROUNDS)
+		sigsuspend(&before);
+	settle();
+	sigprocmask(SIG_SETMASK, &before, NULL);
+	int st = wait_child(child);
+	uint64_t h = scratch_sum(4 * MIB, 12);
+	fflush(stdout);
+	pid_t after = fork();
+	if (after < 0)
+		die("fork");
+	if (!after)
+		_exit(scratch_sum(MIB, 13) % 100 + 1);
+	say("killgroup: handled %d (%d sent again), child %s, ", (int)terms,
+	    (int)terms_resent, status_text(st));
+	say("after it sum %016llx, forked child %s\n", (unsigned long long)h,
+	    status_text(wait_child(after)));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s = argc > 1 ? argv[1] : "";
@@ -730,12 +803,14 @@ int main(int argc, char **argv)
 		return mix();
 	if (!strcmp(s, "late"))
 		return late();
+	if (!strcmp(s, "killgroup"))
+		return killgroup();
 	if (!strcmp(s, "leaf"))
 		return leaf(a ? a : "-");
 	if (!strcmp(s, "secure"))
 		return secure_leaf(a ? a : "-");
 	fprintf(stderr, "usage: torture_subject threads|sigmap|forkstorm|forkspin N|spawn|fds|"
-		"exec PATH [ARG]|fdlimit SOFT HARD|fdcount|maxmap|mix|late|leaf TAG|"
-		"secure TAG\n");
+		"exec PATH [ARG]|fdlimit SOFT HARD|fdcount|maxmap|mix|late|killgroup|"
+		"leaf TAG|secure TAG\n");
 	return 2;
 }

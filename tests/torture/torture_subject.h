@@ -22,6 +22,9 @@
 #define MIX_ROUNDS 20
 #define MIX_CHILDREN 8
 
+#define GROUP_ROUNDS 4       /* kill(0, SIGTERM) (killgroup) */
+#define GROUP_SETTLE_MS 200  /* after each */
+
 #define LEAF_STATUS 11
 #define SECURE_STATUS 13
 #define STATIC_STATUS 7      /* torture_static's */
