@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -60,6 +61,26 @@ static size_t raise_fd_limit(uint64_t asked)
 	return asked ? asked : room < CLIENTS_DEFAULT ? room : CLIENTS_DEFAULT;
 }
 
+/* The watcher's page (--heartbeat-fd; wire.h), or NULL when not watched.
+ * One that cannot be mapped is an error at the start: else the daemon
+ * would be ended later, for want of a heartbeat. */
+static int heartbeat_map(int fd, struct pts_heartbeat **out)
+{
+	*out = NULL;
+	if (fd < 0)
+		return 0;
+	void *p = mmap(NULL, PTS_HEARTBEAT_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	int err = p == MAP_FAILED ? errno : 0;
+	close(fd);
+	if (err) {
+		fprintf(stderr, "ptshared: --heartbeat-fd %d: %s\n", fd, strerror(err));
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
 static void say_ready(int fd)
 {
 	if (fd < 0)
@@ -96,7 +117,8 @@ static void stop_listening(int fd, const char *path)
 /* Serves until the stop signal, then the last checkpoint and the report. */
 static int serve(struct ingest *g, const struct worlds *ws,
 		 const struct daemon_options *o, const sigset_t *stop,
-		 struct outputs *out, size_t max_clients, size_t max_per_user)
+		 struct outputs *out, size_t max_clients, size_t max_per_user,
+		 struct pts_heartbeat *heartbeat)
 {
 	char why[PATH_MAX + 160];
 	if (access_check_socket_dir(o->socket, why, sizeof(why))) {
@@ -119,7 +141,8 @@ static int serve(struct ingest *g, const struct worlds *ws,
 	const struct loop_config cfg = {
 		.listen_fd = lfd, .report_fd = rfd,
 		.interval_s = (unsigned)o->interval_s,
-		.stop = stop, .trace = out->trace.f, .faults = o->faults,
+		.stop = stop, .trace = out->trace.f, .heartbeat = heartbeat,
+		.faults = o->faults,
 		.linux_world = ws->w[0], .max_clients = max_clients,
 		.max_per_user = max_per_user,
 	};
@@ -166,7 +189,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct outputs out;
-	if (outputs_open(&out, &o)) {
+	struct pts_heartbeat *heartbeat;
+	if (heartbeat_map(o.heartbeat_fd, &heartbeat) || outputs_open(&out, &o)) {
 		worlds_free(&ws);
 		return 1;
 	}
@@ -180,7 +204,8 @@ int main(int argc, char **argv)
 		fputs("ptshared: out of memory\n", stderr);
 		status = 1;
 	} else {
-		status = serve(g, &ws, &o, &stop, &out, max_clients, max_per_user);
+		status = serve(g, &ws, &o, &stop, &out, max_clients, max_per_user,
+			       heartbeat);
 	}
 	outputs_close(&out);
 	ingest_free(g);
