@@ -4,6 +4,7 @@
 #ifndef PTSHARE_TRACE_H
 #define PTSHARE_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,7 +21,11 @@ struct trace_error {
  * Feeds every frame of f to the ingest.  0 when the whole trace was read;
  * -1 when it ends early or a frame is corrupt, with where and why in err
  * (what came before it was applied: the report shows what was readable).
+ * With torn_ok, a trace that ends in the middle of its last frame (the
+ * daemon was killed while it wrote: `ptshare run` reads its trace then) is
+ * read to there: 1, with where in err.
  */
-int trace_replay(FILE *f, struct ingest *g, struct trace_error *err);
+int trace_replay(FILE *f, struct ingest *g, bool torn_ok,
+		 struct trace_error *err);
 
 #endif

@@ -305,7 +305,7 @@ static void rebuild_report(const char *who, const char *trace,
 		return;
 	}
 	struct trace_error te;
-	int bad = trace_replay(f, r->replay, &te);
+	int bad = trace_replay(f, r->replay, false, &te);
 	fclose(f);
 	if (bad)
 		fprintf(stderr, "%s: the run's trace: %s at offset %llu\n", who,
