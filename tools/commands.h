@@ -18,5 +18,8 @@ int cmd_report(int argc, char **argv);
  * the HTML page to html (0600 files; NULL: not wanted). */
 int write_reports(const struct report *r, const char *json, const char *html,
 		  size_t top);
+/* The same without the text: 0, or 1 with the reason printed. */
+int write_report_files(const struct report *r, const char *json,
+		       const char *html);
 
 #endif

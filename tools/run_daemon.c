@@ -20,9 +20,10 @@
 /* Bound of the wait for "ready": the daemon has only to listen. */
 #define READY_TIMEOUT_MS 30000
 
-/* In the child, between fork and exec. */
+/* In the child, between fork and exec: ready_fd and keep_fd (when >= 0)
+ * stay open in the daemon. */
 static _Noreturn void daemon_exec(const char *who, char **argv, int ready_fd,
-				   pid_t parent)
+				   int keep_fd, pid_t parent)
 {
 	/* In a session and process group of its own: what is sent to the
 	 * program's group (the terminal's ^C, ^\ and hang-up, a program's
@@ -37,6 +38,8 @@ static _Noreturn void daemon_exec(const char *who, char **argv, int ready_fd,
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 		_exit(1);
 	fcntl(ready_fd, F_SETFD, 0);
+	if (keep_fd >= 0)
+		fcntl(keep_fd, F_SETFD, 0);
 	execv(argv[0], argv);
 	fprintf(stderr, "%s: cannot run %s: %s\n", who, argv[0], strerror(errno));
 	_exit(1);
@@ -102,7 +105,7 @@ static bool wait_ready(const char *who, int fd)
 }
 
 int daemon_start(struct daemon *d, const char *who, char **argv,
-		 size_t ready_arg)
+		 size_t ready_arg, int keep_fd)
 {
 	int ready[2];
 	char fdnum[16];
@@ -116,7 +119,7 @@ int daemon_start(struct daemon *d, const char *who, char **argv,
 	pid_t parent = getpid();
 	d->pid = fork();
 	if (d->pid == 0)
-		daemon_exec(who, argv, ready[1], parent);
+		daemon_exec(who, argv, ready[1], keep_fd, parent);
 	close(ready[1]);
 	if (d->pid < 0) {
 		fprintf(stderr, "%s: cannot start ptshared: %s\n", who,

@@ -41,18 +41,25 @@ struct traced {
 	long pid[2];          /* from the subject's "@pids" or "@pid" */
 };
 
+/* ...with --daemon-timeout 0 when unwatched: the test stops and ends the
+ * daemon itself. */
 static void traced_start(struct traced *t, const char *mode,
 			 const char *interval, const char *const args[],
-			 const struct cmd_opts *o)
+			 const struct cmd_opts *o, bool unwatched)
 {
-	const char *argv[20] = { PTSHARE_PATH, "run", "--faults", mode,
+	const char *argv[22] = { PTSHARE_PATH, "run", "--faults", mode,
 				 "--interval", interval, "--json", NULL,
-				 "--record", NULL, "-o", NULL, "--",
-				 FAULTS_SUBJECT_PATH };
-	size_t n = 14;
+				 "--record", NULL, "-o", NULL };
+	size_t n = 12;
 	argv[7] = tmp_path(t->dir, "report.json");
 	argv[9] = tmp_path(t->dir, "trace");
 	argv[11] = tmp_path(t->dir, "report.txt");
+	if (unwatched) {
+		argv[n++] = "--daemon-timeout";
+		argv[n++] = "0";
+	}
+	argv[n++] = "--";
+	argv[n++] = FAULTS_SUBJECT_PATH;
 	for (size_t i = 0; args[i]; i++)
 		argv[n++] = args[i];
 	cmd_start(&t->c, argv, o);
@@ -72,7 +79,7 @@ static void traced_run(struct traced *t, const char *mode, const char *interval,
 		       const char *const args[])
 {
 	tmp_make(t->dir, sizeof(t->dir));
-	traced_start(t, mode, interval, args, NULL);
+	traced_start(t, mode, interval, args, NULL, false);
 	int status = cmd_finish(&t->c);
 	assert_no_sanitizer_report(&t->c);
 	if (status)
@@ -270,17 +277,18 @@ static bool waits_in_fault(const void *arg)
 
 /*
  * The daemon stopped, the program made to touch its registered memory (it
- * waits in the kernel's handle_userfault), then the daemon killed: the
- * kernel drops the userfaultfd and its registrations, the fault completes
- * as without ptshare, and the program, a child it forks and its exit
- * status are as they would be.
+ * waits in the kernel's handle_userfault), then the daemon killed (by the
+ * test: unwatched, else `ptshare run` would end it itself after a second,
+ * test_torture_daemon): the kernel drops the userfaultfd and its
+ * registrations, the fault completes as without ptshare, and the program,
+ * a child it forks and its exit status are as they would be.
  */
 static void test_daemon_killed_in_fault(void **state)
 {
 	const char *const args[] = { "blocked", NULL };
 	struct traced t = { 0 };
 	tmp_make(t.dir, sizeof(t.dir));
-	traced_start(&t, "all", "0", args, NULL);
+	traced_start(&t, "all", "0", args, NULL, true);
 	const char *line = cmd_line(&t.c);
 	long pid;
 	if (!line || sscanf(line, "@ready %ld", &pid) != 1)

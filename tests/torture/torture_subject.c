@@ -772,6 +772,52 @@ static int killgroup(void)
 	return 0;
 }
 
+/* ---- faults and forks while the daemon is stopped ---- */
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Shared memory mapped (the daemon registers it with the process's
+ * userfaultfd), then, at the test's word (it stops the daemon meanwhile),
+ * touched, a fault in every 2 MiB span, and STALL_FORKS children forked
+ * one after the other, each reading a page of it: a stopped daemon holds
+ * every fault in the kernel and every fork's and exit's ACK.  Says its pid
+ * first and last its wall time from the word to its end (the "@" lines:
+ * the rest is compared).
+ */
+static int stalled(void)
+{
+	const size_t len = STALL_MIB * MIB;
+	unsigned char *p = map_anon(len, MAP_SHARED);
+	char line[16];
+	int good = 0;
+	say("@ready %d\n", (int)getpid());
+	if (!fgets(line, sizeof(line), stdin))
+		die("stdin");
+	int64_t start = mono_us();
+	uint64_t h = fill_sum(p, len, 21);
+	for (size_t i = 0; i < STALL_FORKS; i++) {
+		unsigned char *page = p + i * len / STALL_FORKS;
+		uint64_t want = fnv(FNV_START, page, PAGE);
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid)
+			_exit(fnv(FNV_START, page, PAGE) == want);
+		good += WEXITSTATUS(wait_child(pid)) == 1;
+	}
+	say("stalled: sum %016llx, %d of %d children read it\n",
+	    (unsigned long long)h, good, STALL_FORKS);
+	say("@wall_us %lld\n", (long long)(mono_us() - start));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s = argc > 1 ? argv[1] : "";
@@ -805,12 +851,14 @@ int main(int argc, char **argv)
 		return late();
 	if (!strcmp(s, "killgroup"))
 		return killgroup();
+	if (!strcmp(s, "stalled"))
+		return stalled();
 	if (!strcmp(s, "leaf"))
 		return leaf(a ? a : "-");
 	if (!strcmp(s, "secure"))
 		return secure_leaf(a ? a : "-");
 	fprintf(stderr, "usage: torture_subject threads|sigmap|forkstorm|forkspin N|spawn|fds|"
 		"exec PATH [ARG]|fdlimit SOFT HARD|fdcount|maxmap|mix|late|killgroup|"
-		"leaf TAG|secure TAG\n");
+		"stalled|leaf TAG|secure TAG\n");
 	return 2;
 }

@@ -25,6 +25,9 @@
 #define GROUP_ROUNDS 4       /* kill(0, SIGTERM) (killgroup) */
 #define GROUP_SETTLE_MS 200  /* after each */
 
+#define STALL_MIB 64          /* shared memory faulted while the daemon */
+#define STALL_FORKS 20        /* is stopped, and children forked (stalled) */
+
 #define LEAF_STATUS 11
 #define SECURE_STATUS 13
 #define STATIC_STATUS 7      /* torture_static's */
