@@ -125,6 +125,8 @@ int daemon_start(struct daemon *d, const char *who, char **argv,
  * instead.  0 when it exited cleanly, else -1 (the reason printed, unless
  * it had ended already: its reaper tells). */
 int daemon_stop(struct daemon *d, int sigfd);
+/* Waits for it to end, when it was killed. */
+void daemon_reap(struct daemon *d);
 /* "exit status 3", "killed by signal 9 (Killed)": for messages. */
 const char *wait_status_text(int status, char *buf, size_t cap);
 

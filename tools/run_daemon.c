@@ -138,6 +138,11 @@ int daemon_start(struct daemon *d, const char *who, char **argv,
 	return WIFEXITED(d->status) && WEXITSTATUS(d->status) == 2 ? 2 : 1;
 }
 
+void daemon_reap(struct daemon *d)
+{
+	daemon_wait(d, -1);
+}
+
 int daemon_stop(struct daemon *d, int sigfd)
 {
 	char buf[64];

@@ -303,7 +303,7 @@ static void wait_all(struct run_state *s)
 		if (serving && watch_stalled(&s->watch, why, sizeof(why)))
 			end_daemon(s, why);
 		struct pollfd p = { .fd = s->sigfd, .events = POLLIN };
-		if (poll(&p, 1, serving ? watch_wait_ms(&s->watch) : -1) == 0)
+		if (poll(&p, 1, serving ? watch_wait_ms(&s->watch) : -1) <= 0)
 			continue;
 		ssize_t n = read(s->sigfd, &si, sizeof(si));
 		if (n < 0 && errno != EINTR) {
@@ -370,8 +370,11 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	s->program_running = true;
 	wait_all(s);
 	r->ran = true;
+	/* Ended early: the watch's SIGKILL may not have been reaped yet. */
+	if (s->ended_why[0])
+		daemon_reap(&s->d);
+	bool clean = !s->ended_why[0] && !daemon_stop(&s->d, s->sigfd);
 	const char *cut = daemon_left_no_report(s) ? s->ended_why : NULL;
-	bool clean = !daemon_stop(&s->d, s->sigfd);
 	/* `ptshare aslr` compares whole runs only. */
 	if (want_report ? clean : cut != NULL)
 		run_report_rebuild(o->name, passed.v.record, o->v.policies, cut, r);
