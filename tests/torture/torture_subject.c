@@ -86,6 +86,19 @@ static uint64_t scratch_sum(size_t len, uint64_t seed)
 	return h;
 }
 
+/* A child that fills and sums a MiB of its own, and exits with a status
+ * made of the sum: its parent tells it went right. */
+static pid_t fork_summing_child(uint64_t seed)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid)
+		_exit(scratch_sum(MIB, seed) % 100 + 1);
+	return pid;
+}
+
 /* "exit N" or "signal N", for the output. */
 static const char *status_text(int status)
 {
@@ -644,13 +657,8 @@ static int mix(void)
 	for (uintptr_t i = 0; i < MIX_THREADS; i++)
 		if ((errno = pthread_create(&t[i], NULL, mix_thread, (void *)i)))
 			die("pthread_create");
-	for (int i = 0; i < MIX_CHILDREN; i++) {
-		fflush(stdout);
-		if ((kids[i] = fork()) < 0)
-			die("fork");
-		if (!kids[i])
-			_exit(scratch_sum(MIB, (uint64_t)i) % 100 + 1);
-	}
+	for (int i = 0; i < MIX_CHILDREN; i++)
+		kids[i] = fork_summing_child((uint64_t)i);
 	pid_t sp;
 	if ((errno = posix_spawn(&sp, self, NULL, NULL, ps, environ)))
 		die("posix_spawn");
@@ -680,12 +688,7 @@ static int late(void)
 	if (!fgets(line, sizeof(line), stdin))
 		die("stdin");
 	uint64_t h = scratch_sum(4 * MIB, 8);
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (!pid)
-		_exit(scratch_sum(MIB, 9) % 100 + 1);
+	pid_t pid = fork_summing_child(9);
 	say("late: sum %016llx, forked child %s\n", (unsigned long long)h,
 	    status_text(wait_child(pid)));
 	fflush(stdout);
@@ -759,12 +762,7 @@ static int killgroup(void)
 	sigprocmask(SIG_SETMASK, &before, NULL);
 	int st = wait_child(child);
 	uint64_t h = scratch_sum(4 * MIB, 12);
-	fflush(stdout);
-	pid_t after = fork();
-	if (after < 0)
-		die("fork");
-	if (!after)
-		_exit(scratch_sum(MIB, 13) % 100 + 1);
+	pid_t after = fork_summing_child(13);
 	say("killgroup: handled %d (%d sent again), child %s, ", (int)terms,
 	    (int)terms_resent, status_text(st));
 	say("after it sum %016llx, forked child %s\n", (unsigned long long)h,
@@ -781,9 +779,29 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Whether the mapping at p is registered with a userfaultfd for missing
+ * pages (VmFlags "um" in /proc/self/smaps). */
+static bool uffd_registered(const void *p)
+{
+	char line[512];
+	bool at = false, um = false;
+	FILE *f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		die("/proc/self/smaps");
+	while (!um && fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			at = start == (uintptr_t)p;
+		else if (at && !strncmp(line, "VmFlags:", 8))
+			um = strstr(line, " um") != NULL;
+	}
+	fclose(f);
+	return um;
+}
+
 /*
- * Shared memory mapped (the daemon registers it with the process's
- * userfaultfd), then, at the test's word (it stops the daemon meanwhile),
+ * Shared memory mapped (traced, it waits until the daemon has registered
+ * it with the process's userfaultfd), then, at the test's word (it stops the daemon meanwhile),
  * touched, a fault in every 2 MiB span, and STALL_FORKS children forked
  * one after the other, each reading a page of it: a stopped daemon holds
  * every fault in the kernel and every fork's and exit's ACK.  Says its pid
@@ -796,6 +814,12 @@ static int stalled(void)
 	unsigned char *p = map_anon(len, MAP_SHARED);
 	char line[16];
 	int good = 0;
+	for (int waited = 0; getenv("PTSHARE_SOCKET") && !uffd_registered(p);
+	     waited++) {
+		if (waited == STALL_REGISTER_WAIT_MS)
+			die("the daemon did not register the shared memory");
+		usleep(1000);
+	}
 	say("@ready %d\n", (int)getpid());
 	if (!fgets(line, sizeof(line), stdin))
 		die("stdin");

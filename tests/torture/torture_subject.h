@@ -27,6 +27,7 @@
 
 #define STALL_MIB 64          /* shared memory faulted while the daemon */
 #define STALL_FORKS 20        /* is stopped, and children forked (stalled) */
+#define STALL_REGISTER_WAIT_MS 30000 /* for the daemon to register it */
 
 #define LEAF_STATUS 11
 #define SECURE_STATUS 13
