@@ -11,7 +11,8 @@
  * alive when its loop turned, or it got CPU time (one step may be long: a
  * reading of 65,000 mappings took 0.9 s of CPU under AddressSanitizer), or
  * it waits in the kernel uninterruptibly (a read of /proc waiting for a
- * process's mmap lock: 0.7 s measured on a loaded machine).  The bound is
+ * process's mmap lock: 0.7 s measured on a loaded machine), unless that
+ * wait is a cgroup freezer's (its task shows 'D' too).  The bound is
  * counted in checks, not in time: when we are late (a machine so loaded
  * that we are not scheduled), so is the daemon, and it is not blamed.  A
  * loop that does not turn at all, however busy, is stuck: ended after
@@ -19,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -90,9 +92,25 @@ int watch_wait_ms(const struct watch *w)
 	return left > 0 ? (int)left : 0;
 }
 
-/* What state c (of /proc/PID/status) says of a daemon that does not run. */
-static const char *state_text(char c)
+/* Whether pid waits in a cgroup freezer (v1: in the kernel's
+ * __refrigerator, its state 'D'; v2's frozen tasks sleep, 'S'). */
+static bool frozen(pid_t pid)
 {
+	char path[64], wchan[64];
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, wchan, sizeof(wchan) - 1);
+	if (fd >= 0)
+		close(fd);
+	wchan[n > 0 ? n : 0] = '\0';
+	return !strcmp(wchan, "__refrigerator");
+}
+
+/* What state c (of /proc/PID/status) says of a daemon that does not run. */
+static const char *state_text(char c, bool is_frozen)
+{
+	if (is_frozen)
+		return "frozen";
 	switch (c) {
 	case 'T':
 		return "stopped";
@@ -121,14 +139,16 @@ bool watch_stalled(struct watch *w, char *why, size_t cap)
 	struct procfs_status st = { .state = '?' };
 	if (!turned && !ran)
 		procfs_status_read(w->pid, &st);
+	bool is_frozen = st.state == 'D' && frozen(w->pid);
 	/* Uninterruptibly in the kernel, it works; a zombie ends anyway. */
-	bool alive = turned || ran || st.state == 'D' || st.state == 'Z';
+	bool alive = turned || ran || (st.state == 'D' && !is_frozen) ||
+		     st.state == 'Z';
 	w->quiet = alive ? 0 : w->quiet + 1;
 	w->still = turned ? 0 : w->still + 1;
 	if (w->quiet >= w->bound) {
 		snprintf(why, cap, "its loop did not turn, and it got no CPU "
 			 "time, for %u s (state %c: %s)", w->bound * CHECK_MS / 1000,
-			 st.state, state_text(st.state));
+			 st.state, state_text(st.state, is_frozen));
 		return true;
 	}
 	if (w->still >= STUCK_S * 1000 / CHECK_MS) {
