@@ -25,7 +25,7 @@
 /*
  * SIGTERM ends the run, and SIGINT unless it was ignored when we started
  * (shells ignore it in background jobs: a ^C at the terminal is for the
- * foreground; `ptshare run` starts us in a session of our own).
+ * foreground; `ptshare run` starts us in a process group of our own).
  * Blocked from the start, so that a signal at any moment ends the run
  * cleanly, through the signalfd.
  */

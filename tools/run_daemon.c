@@ -25,13 +25,20 @@
 static _Noreturn void daemon_exec(const char *who, char **argv, int ready_fd,
 				   int keep_fd, pid_t parent)
 {
-	/* In a session and process group of its own: what is sent to the
-	 * program's group (the terminal's ^C, ^\ and hang-up, a program's
-	 * kill(0, SIGTERM) at its shutdown) is the program's.  The daemon
+	/* In a process group of its own: what is sent to the program's
+	 * group (the terminal's ^C and ^\, a program's kill(0, SIGTERM) at
+	 * its shutdown) is the program's.  Not in a session of its own:
+	 * that is a scheduler autogroup of its own too, which would split
+	 * the CPU half and half between the daemon and the program however
+	 * many processes the program has (and made the fork storm's report
+	 * wrong in every run).  A group in the background of the terminal
+	 * is stopped by SIGTTOU when it writes there (stty tostop) unless
+	 * it ignores it: the report may go to the terminal.  The daemon
 	 * ends when `ptshare run` says so, or when `ptshare run` itself
 	 * dies. */
-	if (setsid() < 0)
+	if (setpgid(0, 0) < 0)
 		_exit(1);
+	signal(SIGTTOU, SIG_IGN);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
