@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -94,6 +96,20 @@ static bool late(void)
 {
 	shim_proc.daemon_late = true;
 	return false;
+}
+
+/* An ACK that did not come in time, of a record the daemon has not even
+ * read (its bytes are still charged to our socket: SIOCOUTQ) is late; one
+ * the daemon read, and works on, is not: a daemon that lags (1,111
+ * processes forked at once) is no stopped one, and the processes waiting
+ * give it the time to read each before it is gone. */
+static bool ack_late(void)
+{
+	int unread = 0;
+
+	if (!syscall(SYS_ioctl, shim_proc.fd, SIOCOUTQ, &unread) && !unread)
+		return false;
+	return late();
 }
 
 /* Non-blocking, so that a daemon whose backlog is full costs at most
@@ -199,7 +215,7 @@ bool conn_wait_ack(uint32_t seq)
 			return false;
 		if (r <= 0) {
 			if (left == 0)
-				return late();
+				return ack_late();
 			continue;
 		}
 		/* MSG_TRUNC: the length of the packet, not of what fitted. */
