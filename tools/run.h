@@ -139,6 +139,7 @@ struct watch {
 	clockid_t cpu;       /* the daemon's CPU clock */
 	uint64_t beats;      /* as last seen */
 	int64_t cpu_ns;      /* as last seen */
+	uint64_t idle;       /* the CPUs' idle time (jiffies), as last seen */
 	int64_t next_ms;     /* when the next check is due */
 	unsigned bound;      /* checks without a sign of life that end it */
 	unsigned quiet;      /* checks since its last sign of life */

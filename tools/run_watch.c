@@ -12,7 +12,10 @@
  * reading of 65,000 mappings took 0.9 s of CPU under AddressSanitizer), or
  * it waits in the kernel uninterruptibly (a read of /proc waiting for a
  * process's mmap lock: 0.7 s measured on a loaded machine), unless that
- * wait is a cgroup freezer's (its task shows 'D' too).  The bound is
+ * wait is a cgroup freezer's (its task shows 'D' too), or it is runnable
+ * and no CPU was idle meanwhile: it waits its turn behind others (1,111
+ * processes of the program forked at once, on 2 cores, kept one from the
+ * CPU for a second), it is not held back (a cgroup's CPU quota).  The bound is
  * counted in checks, not in time: when we are late (a machine so loaded
  * that we are not scheduled), so is the daemon, and it is not blamed.  A
  * loop that does not turn at all, however busy, is stuck: ended after
@@ -70,6 +73,23 @@ static int64_t cpu_ns(const struct watch *w)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The time (jiffies) the CPUs were idle so far, from /proc/stat's first
+ * line ("cpu  user nice system idle iowait ..."); 0 when unreadable. */
+static uint64_t cpus_idle(void)
+{
+	char line[256];
+	unsigned long long user, nice, sys, idle = 0, iowait = 0;
+	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, line, sizeof(line) - 1);
+	if (fd >= 0)
+		close(fd);
+	line[n > 0 ? n : 0] = '\0';
+	if (sscanf(line, "cpu %llu %llu %llu %llu %llu", &user, &nice, &sys,
+		   &idle, &iowait) != 5)
+		return 0;
+	return idle + iowait;
+}
+
 void watch_start(struct watch *w, pid_t daemon)
 {
 	if (!w->hb)
@@ -81,6 +101,7 @@ void watch_start(struct watch *w, pid_t daemon)
 		w->cpu = -1;
 	w->beats = __atomic_load_n(&w->hb->beats, __ATOMIC_RELAXED);
 	w->cpu_ns = cpu_ns(w);
+	w->idle = cpus_idle();
 	w->next_ms = now_ms() + CHECK_MS;
 }
 
@@ -117,7 +138,7 @@ static const char *state_text(char c, bool is_frozen)
 	case 't':
 		return "stopped by a debugger";
 	case 'R':
-		return "runnable, but given no CPU time";
+		return "runnable, given no CPU time while CPUs were idle";
 	case 'S':
 		return "asleep (in a frozen cgroup?)";
 	default:
@@ -134,15 +155,19 @@ bool watch_stalled(struct watch *w, char *why, size_t cap)
 	uint64_t beats = __atomic_load_n(&w->hb->beats, __ATOMIC_RELAXED);
 	int64_t cpu = cpu_ns(w);
 	bool turned = beats != w->beats, ran = cpu != w->cpu_ns;
+	uint64_t idle = cpus_idle();
+	bool cpus_busy = idle == w->idle;
 	w->beats = beats;
 	w->cpu_ns = cpu;
+	w->idle = idle;
 	struct procfs_status st = { .state = '?' };
 	if (!turned && !ran)
 		procfs_status_read(w->pid, &st);
 	bool is_frozen = st.state == 'D' && frozen(w->pid);
-	/* Uninterruptibly in the kernel, it works; a zombie ends anyway. */
+	/* Uninterruptibly in the kernel, it works; runnable while every CPU
+	 * was busy, it waits its turn; a zombie ends anyway. */
 	bool alive = turned || ran || (st.state == 'D' && !is_frozen) ||
-		     st.state == 'Z';
+		     (st.state == 'R' && cpus_busy) || st.state == 'Z';
 	w->quiet = alive ? 0 : w->quiet + 1;
 	w->still = turned ? 0 : w->still + 1;
 	if (w->quiet >= w->bound) {
