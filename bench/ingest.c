@@ -21,7 +21,11 @@
  * what a new process waits for), median over the clients while they flood,
  * and median of HELLOS one after another from a single client alone.
  *
- * usage: ingest [--records N] [--repeat N]
+ * With --trace, the daemon keeps a trace (--record, in the benchmark's
+ * directory), and with --heartbeat it beats in a memfd (--heartbeat-fd):
+ * both, as `ptshare run` starts it (docs/run.md).
+ *
+ * usage: ingest [--records N] [--repeat N] [--trace] [--heartbeat]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,7 +51,8 @@
 #define REGION (64u << 10)
 #define HELLOS 200
 
-static char dir[64], sock_path[108];
+static char dir[64], sock_path[108], trace_path[108];
+static bool with_trace, with_heartbeat;
 
 static _Noreturn void die(const char *what)
 {
@@ -279,10 +284,21 @@ static pid_t daemon_start(void)
 	if (pid < 0)
 		die("fork");
 	if (!pid) {
+		const char *argv[16] = { PTSHARED_PATH, "--socket", sock_path,
+					 "--interval", "0", "--text", "/dev/null",
+					 "--ready-fd", "3" };
+		size_t n = 9;
 		dup2(ready[1], 3);
-		execl(PTSHARED_PATH, PTSHARED_PATH, "--socket", sock_path,
-		      "--interval", "0", "--text", "/dev/null", "--ready-fd", "3",
-		      (char *)NULL);
+		if (with_trace) {
+			argv[n++] = "--record";
+			argv[n++] = trace_path;
+		}
+		int hb = with_heartbeat ? memfd_create("heartbeat", 0) : -1;
+		if (hb >= 0 && !ftruncate(hb, PTS_HEARTBEAT_SIZE) && dup2(hb, 4) == 4) {
+			argv[n++] = "--heartbeat-fd";
+			argv[n++] = "4";
+		}
+		execv(PTSHARED_PATH, (char *const *)argv);
 		_exit(127);
 	}
 	close(ready[1]);
@@ -301,6 +317,8 @@ static void daemon_stop(pid_t pid)
 		errno = EPROTO;
 		die("ptshared failed");
 	}
+	if (with_trace)
+		unlink(trace_path);
 }
 
 /* HELLO round trips one after another from one client: the median. */
@@ -328,15 +346,20 @@ static double lone_hellos(void)
 int main(int argc, char **argv)
 {
 	unsigned records = 200000, repeat = 5;
-	for (int i = 1; i + 1 < argc; i += 2)
-		if (!strcmp(argv[i], "--records"))
-			records = (unsigned)strtoul(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--repeat"))
-			repeat = (unsigned)strtoul(argv[i + 1], NULL, 10);
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--trace"))
+			with_trace = true;
+		else if (!strcmp(argv[i], "--heartbeat"))
+			with_heartbeat = true;
+		else if (!strcmp(argv[i], "--records") && i + 1 < argc)
+			records = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			repeat = (unsigned)strtoul(argv[++i], NULL, 10);
 	snprintf(dir, sizeof(dir), "/tmp/ptshare-bench-XXXXXX");
 	if (!mkdtemp(dir))
 		die("mkdtemp");
 	snprintf(sock_path, sizeof(sock_path), "%s/sock", dir);
+	snprintf(trace_path, sizeof(trace_path), "%s/trace", dir);
 	signal(SIGPIPE, SIG_IGN);
 
 	double rate_t[32], rate_d[32], hello_t[32], hello_d[32];
@@ -363,8 +386,9 @@ int main(int argc, char **argv)
 	int n = (int)repeat;
 	double t = bench_median(rate_t, n), d = bench_median(rate_d, n);
 	double rt = bench_median(ratio, n), noise = bench_noise(ratio, n);
-	printf("ingest from %d clients, %u records each, median of %u:\n",
-	       CLIENTS, records, repeat);
+	printf("ingest from %d clients, %u records each, median of %u%s%s:\n",
+	       CLIENTS, records, repeat, with_trace ? ", daemon with a trace" : "",
+	       with_heartbeat ? ", daemon with a heartbeat" : "");
 	printf("                  records/s  us/record  HELLO round trip: flooded  alone\n");
 	printf("  trivial reader %10.0f %10.3f %26.1f us %6.1f us\n", t, 1e6 / t,
 	       bench_median(hello_t, n) * 1e6, lone_t * 1e6);

@@ -2,6 +2,7 @@
 /* Ingest: connections and sessions, record validation, the trace, and the
  * report of a run. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -811,6 +812,13 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 size_t ingest_live(const struct ingest *g)
 {
 	return g->nsess;
+}
+
+void ingest_cut_short(struct ingest *g, const char *why, bool torn)
+{
+	snprintf(g->stream.cut_why, sizeof(g->stream.cut_why), "%s", why);
+	g->stream.cut_running = g->nsess;
+	g->stream.cut_torn = torn;
 }
 
 /*

@@ -98,6 +98,11 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 /* Processes still connected. */
 size_t ingest_live(const struct ingest *g);
 
+/* The records end before the run did (a trace of a daemon that was
+ * ended): the report says why, what it misses, and whether the trace
+ * ended inside a record (torn). */
+void ingest_cut_short(struct ingest *g, const char *why, bool torn);
+
 /* The report: the processes at the peak of today's tables, and every
  * process seen at its last checkpoint.  Owned by the ingest, valid until
  * its next call. */

@@ -91,6 +91,13 @@ struct report_stream {
 	uint64_t intercepted_bytes, proc_only_bytes;
 	uint32_t fault_mode;      /* enum pts_faults asked for the run */
 	uint64_t faults_outside;  /* faults at no mapping the model knew */
+	/* The daemon ended before the program, and `ptshare run` rebuilt the
+	 * report from its trace (ingest_cut_short): why ("" when it did
+	 * not), the processes still running then, read last at an earlier
+	 * checkpoint, and whether the trace ended inside a record. */
+	char cut_why[192];
+	uint64_t cut_running;
+	bool cut_torn;
 };
 
 /* A frame of the call site that created a mapping (ptshare run): the place

@@ -323,6 +323,16 @@ static void stream(struct json *j, const struct report *r)
 	json_member_u64(j, "proc_only_bytes", s->proc_only_bytes);
 	json_member_string(j, "fault_mode", fault_mode_name(s->fault_mode));
 	json_member_u64(j, "faults_outside", s->faults_outside);
+	json_key(j, "cut_short");
+	if (s->cut_why[0]) {
+		json_object(j);
+		json_member_string(j, "why", s->cut_why);
+		json_member_u64(j, "processes_running", s->cut_running);
+		json_member_bool(j, "trace_torn", s->cut_torn);
+		json_end_object(j);
+	} else {
+		json_null(j);
+	}
 	json_end_object(j);
 }
 

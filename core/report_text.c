@@ -314,6 +314,19 @@ static void notes(FILE *f, const struct report *r)
 		}
 }
 
+/* ptshare run: a report that ends before the run did, and why. */
+static void cut_short(FILE *f, const struct report *r)
+{
+	const struct report_stream *s = &r->stream;
+	if (!r->has_stream || !s->cut_why[0])
+		return;
+	fprintf(f, "the report ends before the run: %s; it was rebuilt from "
+		"the daemon's trace, which ends there%s: %" PRIu64 " processes "
+		"still ran, read last at an earlier checkpoint, and what the "
+		"program did after is not in it\n", s->cut_why,
+		s->cut_torn ? " (inside a record, left out)" : "", s->cut_running);
+}
+
 void report_text(FILE *f, const struct report *r, const char *command,
 		 size_t top)
 {
@@ -322,7 +335,9 @@ void report_text(FILE *f, const struct report *r, const char *command,
 		fprintf(f, " at the peak, %zu seen in all", r->nfinals);
 	if (r->nskips)
 		fprintf(f, ", %zu not (listed below)", r->nskips);
-	fputs("\n\n", f);
+	fputs("\n", f);
+	cut_short(f, r);
+	fputs("\n", f);
 	totals(f, r);
 	finals(f, r);
 	processes(f, r, top);

@@ -4,6 +4,7 @@
 #ifndef PTSHARE_TRACE_H
 #define PTSHARE_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,7 +23,11 @@ struct trace_error {
  * memory than the trace's size allows (docs/wire-protocol.md, Replaying),
  * with where and why in err (what came before it was applied: the report
  * shows what was readable).
+ * With torn_ok, a trace that ends in the middle of its last frame (the
+ * daemon was killed while it wrote: `ptshare run` reads its trace then) is
+ * read to there: 1, with where in err.
  */
-int trace_replay(FILE *f, struct ingest *g, struct trace_error *err);
+int trace_replay(FILE *f, struct ingest *g, bool torn_ok,
+		 struct trace_error *err);
 
 #endif

@@ -621,17 +621,30 @@ static void serve_reports(struct loop *l)
 	}
 }
 
-/* Submits what is queued, waits for a completion, handles all there are. */
+/* Submits what is queued, waits for a completion (faults left to read:
+ * no waiting, they would not wake us; a watched loop: at most
+ * PTS_HEARTBEAT_IDLE_MS), handles all there are. */
+static int wait_some(struct loop *l)
+{
+	struct io_uring_cqe *cqe;
+	if (l->faults_due)
+		return io_uring_submit_and_get_events(&l->ring);
+	if (l->cfg.heartbeat)
+		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &l->idle,
+							 NULL);
+	return io_uring_submit_and_wait(&l->ring, 1);
+}
+
 static int turn(struct loop *l)
 {
 	/* The trace is whole whenever the daemon waits: what a reader of the
 	 * file sees, and what survives a crash. */
 	if (l->cfg.trace)
 		fflush(l->cfg.trace);
-	/* Faults left to read: no waiting, they would not wake us. */
-	int r = l->faults_due ? io_uring_submit_and_get_events(&l->ring)
-			      : io_uring_submit_and_wait(&l->ring, 1);
-	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+	if (l->cfg.heartbeat)
+		__atomic_fetch_add(&l->cfg.heartbeat->beats, 1, __ATOMIC_RELAXED);
+	int r = wait_some(l);
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME)
 		return r;
 	struct io_uring_cqe *cqes[BATCH];
 	unsigned n;
@@ -660,6 +673,7 @@ int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg)
 		.interval = { .tv_sec = cfg->interval_s },
 		.accept_retry = { .tv_nsec = ACCEPT_RETRY_NS },
 		.report_wait = { .tv_sec = REPORT_WAIT_S },
+		.idle = { .tv_nsec = PTS_HEARTBEAT_IDLE_MS * 1000000L },
 	};
 	/* DEFER_TASKRUN: completions are made only while the loop waits,
 	 * which tick() relies on (and which saves interrupting the work). */

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,9 +24,9 @@
 #include "ptshare/procfs.h"
 
 /*
- * SIGTERM ends the run, and SIGINT unless it was ignored when we started:
- * `ptshare run` ignores it for us, so that a ^C at the terminal reaches the
- * program and not the daemon (shells do the same for background jobs).
+ * SIGTERM ends the run, and SIGINT unless it was ignored when we started
+ * (shells ignore it in background jobs: a ^C at the terminal is for the
+ * foreground; `ptshare run` starts us in a process group of our own).
  * Blocked from the start, so that a signal at any moment ends the run
  * cleanly, through the signalfd.
  */
@@ -59,6 +60,26 @@ static size_t raise_fd_limit(uint64_t asked)
 	}
 	uint64_t room = rl.rlim_cur > 2 * FDS_OWN ? (rl.rlim_cur - FDS_OWN) / 2 : FDS_OWN;
 	return asked ? asked : room < CLIENTS_DEFAULT ? room : CLIENTS_DEFAULT;
+}
+
+/* The watcher's page (--heartbeat-fd; wire.h), or NULL when not watched.
+ * One that cannot be mapped is an error at the start: else the daemon
+ * would be ended later, for want of a heartbeat. */
+static int heartbeat_map(int fd, struct pts_heartbeat **out)
+{
+	*out = NULL;
+	if (fd < 0)
+		return 0;
+	void *p = mmap(NULL, PTS_HEARTBEAT_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	int err = p == MAP_FAILED ? errno : 0;
+	close(fd);
+	if (err) {
+		fprintf(stderr, "ptshared: --heartbeat-fd %d: %s\n", fd, strerror(err));
+		return -1;
+	}
+	*out = p;
+	return 0;
 }
 
 static void say_ready(int fd)
@@ -111,7 +132,8 @@ static bool kernel_zero_page(void)
 /* Serves until the stop signal, then the last checkpoint and the report. */
 static int serve(struct ingest *g, const struct worlds *ws,
 		 const struct daemon_options *o, const sigset_t *stop,
-		 struct outputs *out, size_t max_clients, size_t max_per_user)
+		 struct outputs *out, size_t max_clients, size_t max_per_user,
+		 struct pts_heartbeat *heartbeat)
 {
 	char why[PATH_MAX + 160];
 	if (access_check_socket_dir(o->socket, why, sizeof(why))) {
@@ -134,7 +156,8 @@ static int serve(struct ingest *g, const struct worlds *ws,
 	const struct loop_config cfg = {
 		.listen_fd = lfd, .report_fd = rfd,
 		.interval_s = (unsigned)o->interval_s,
-		.stop = stop, .trace = out->trace.f, .faults = o->faults,
+		.stop = stop, .trace = out->trace.f, .heartbeat = heartbeat,
+		.faults = o->faults,
 		.linux_world = ws->w[0], .max_clients = max_clients,
 		.max_per_user = max_per_user,
 	};
@@ -182,7 +205,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct outputs out;
-	if (outputs_open(&out, &o)) {
+	struct pts_heartbeat *heartbeat;
+	if (heartbeat_map(o.heartbeat_fd, &heartbeat) || outputs_open(&out, &o)) {
 		worlds_free(&ws);
 		return 1;
 	}
@@ -197,7 +221,8 @@ int main(int argc, char **argv)
 		status = 1;
 	} else {
 		ingest_serves(g, access_may_connect);
-		status = serve(g, &ws, &o, &stop, &out, max_clients, max_per_user);
+		status = serve(g, &ws, &o, &stop, &out, max_clients, max_per_user,
+			       heartbeat);
 	}
 	outputs_close(&out);
 	ingest_free(g);

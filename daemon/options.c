@@ -16,8 +16,8 @@ static void usage(FILE *f)
 	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
 	      "                [--interval S] [--faults off|table|all] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
-	      "                [--ready-fd N] [--allow-users LIST|all] [--max-clients N]\n"
-	      "                [--max-clients-per-user N]\n"
+	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
+	      "                [--max-clients N] [--max-clients-per-user N]\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
 	      "records of programs run with libptshare.so preloaded, feeds them to\n"
@@ -43,6 +43,8 @@ static void usage(FILE *f)
 	      "  --top N         processes and mappings the text lists (default 20,\n"
 	      "                  0: all)\n"
 	      "  --ready-fd N    write \"ready\\n\" to fd N and close it once listening\n"
+	      "  --heartbeat-fd N  a memory file to count the turns of the loop in,\n"
+	      "                  for a watcher (`ptshare run`: docs/run.md)\n"
 	      "  --allow-users LIST  serve these users' processes too (names or\n"
 	      "                  uids, comma-separated, or all): the socket is made\n"
 	      "                  0666; its directory may be root's (default: only\n"
@@ -58,6 +60,14 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* The number of an fd open in this process, or -1. */
+static int open_fd(const char *arg)
+{
+	uint64_t fd;
+	return cli_u64(arg, &fd) || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0
+	       ? -1 : (int)fd;
+}
+
 int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 {
 	static const struct option own[] = {
@@ -66,6 +76,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "text", required_argument, NULL, 't' },
 		{ "ready-fd", required_argument, NULL, 'R' },
+		{ "heartbeat-fd", required_argument, NULL, 'H' },
 		{ "allow-users", required_argument, NULL, 'u' },
 		{ "max-clients", required_argument, NULL, 'm' },
 		{ "max-clients-per-user", required_argument, NULL, 'M' },
@@ -74,8 +85,8 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshared", usage, CLI_POLICY | CLI_JSON | CLI_HTML |
 			CLI_RECORD | CLI_TOP | CLI_FAULTS, own, "");
-	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1 };
-	uint64_t fd;
+	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1,
+				      .heartbeat_fd = -1 };
 	char err[128];
 	int c;
 	while ((c = cli_next(&p, argc, argv)) != -1) {
@@ -96,11 +107,14 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 			o->text = optarg;
 			break;
 		case 'R':
-			if (cli_u64(optarg, &fd) || fd > INT_MAX ||
-			    fcntl((int)fd, F_GETFD) < 0)
+			if ((o->ready_fd = open_fd(optarg)) < 0)
 				return cli_usage_error(&p, "--ready-fd is not an open "
 						       "file descriptor", optarg);
-			o->ready_fd = (int)fd;
+			break;
+		case 'H':
+			if ((o->heartbeat_fd = open_fd(optarg)) < 0)
+				return cli_usage_error(&p, "--heartbeat-fd is not an "
+						       "open file descriptor", optarg);
 			break;
 		case 'u':
 			if (access_allow_users(optarg, err, sizeof(err))) {

@@ -17,6 +17,7 @@ struct daemon_options {
 	const char *record;   /* NULL: no trace */
 	uint64_t top;         /* rows of the text report; 0: all */
 	int ready_fd;         /* -1: none */
+	int heartbeat_fd;     /* a memfd to beat in (wire.h), or -1 */
 	uint32_t faults;      /* enum pts_faults (docs/faults.md) */
 	uint64_t max_clients; /* 0: the default (docs/daemon.md, Hostile clients) */
 	uint64_t max_per_user; /* of them one user's; 0: the default (same) */

@@ -3,7 +3,7 @@
 # and UndefinedBehaviorSanitizer, runs every test through ctest.
 set -eu
 cd "$(dirname "$0")/.."
-PTSHARE_EXTRA_PACKAGES="postgresql acl clang libclang-rt-14-dev chromium"
+PTSHARE_EXTRA_PACKAGES="postgresql acl clang libclang-rt-14-dev chromium apache2"
 . scripts/deps.sh
 build=${PTSHARE_BUILD:-build-asan}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPTSHARE_SANITIZE=ON >/dev/null

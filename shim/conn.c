@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -81,13 +83,42 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* When a wait for the daemon that starts now gives up.  A daemon that let
+ * one run out is stopped or hung: waiting wait_ms at every fork and exit
+ * would stall the program process after process. */
+static int64_t wait_deadline(void)
+{
+	return now_ms() + (shim_proc.daemon_late ? 0 : shim_cfg.wait_ms);
+}
+
+/* A wait that ran out. */
+static bool late(void)
+{
+	shim_proc.daemon_late = true;
+	return false;
+}
+
+/* An ACK that did not come in time, of a record the daemon has not even
+ * read (its bytes are still charged to our socket: SIOCOUTQ) is late; one
+ * the daemon read, and works on, is not: a daemon that lags (1,111
+ * processes forked at once) is no stopped one, and the processes waiting
+ * give it the time to read each before it is gone. */
+static bool ack_late(void)
+{
+	int unread = 0;
+
+	if (!syscall(SYS_ioctl, shim_proc.fd, SIOCOUTQ, &unread) && !unread)
+		return false;
+	return late();
+}
+
 /* Non-blocking, so that a daemon whose backlog is full costs at most
  * wait_ms (a unix socket then says EAGAIN: retried every millisecond). */
 int conn_open(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const struct timespec ms = { 0, 1000000 };
-	int64_t deadline = now_ms() + shim_cfg.wait_ms;
+	int64_t deadline = wait_deadline();
 	int sndbuf = SEND_BUFFER;
 
 	str_copy(sa.sun_path, sizeof(sa.sun_path), shim_cfg.socket_path);
@@ -99,6 +130,8 @@ int conn_open(void)
 	while (syscall(SYS_connect, fd, &sa, sizeof(sa))) {
 		int err = errno;
 		if ((err != EAGAIN && err != EINTR) || now_ms() >= deadline) {
+			if (err == EAGAIN)
+				late();
 			syscall(SYS_close, fd);
 			return -err;
 		}
@@ -124,7 +157,7 @@ static bool wait_room(int64_t deadline)
 		struct pollfd p = { .fd = shim_proc.fd, .events = POLLOUT };
 
 		if (left <= 0)
-			return false;
+			return late();
 		long r = syscall(SYS_poll, &p, 1, (int)left);
 		if (r > 0)
 			return true;
@@ -140,7 +173,7 @@ int conn_send(const struct iovec *iov, int n, int pass_fd, bool wait)
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
-	int64_t deadline = wait ? now_ms() + shim_cfg.wait_ms : 0;
+	int64_t deadline = wait ? wait_deadline() : 0;
 
 	if (pass_fd >= 0) {
 		m.msg_control = ctl.buf;
@@ -168,7 +201,7 @@ static bool is_ack(const struct pts_ack *a, long len, uint32_t seq)
 
 bool conn_wait_ack(uint32_t seq)
 {
-	int64_t deadline = now_ms() + shim_cfg.wait_ms;
+	int64_t deadline = wait_deadline();
 
 	for (;;) {
 		int64_t left = deadline - now_ms();
@@ -182,7 +215,7 @@ bool conn_wait_ack(uint32_t seq)
 			return false;
 		if (r <= 0) {
 			if (left == 0)
-				return false;
+				return ack_late();
 			continue;
 		}
 		/* MSG_TRUNC: the length of the packet, not of what fitted. */

@@ -51,6 +51,10 @@ extern struct shim_config shim_cfg;
 struct shim_proc {
 	atomic_bool active;   /* records are being sent */
 	bool daemon_gone;     /* unreachable: new processes stay untraced */
+	/* The daemon let a wait run out (wait_ms): it is stopped or hung, so
+	 * this process, and the children it forks (which copy this), wait
+	 * for it no more; they still send what fits. */
+	bool daemon_late;
 	pid_t pid;            /* the process this state belongs to */
 	int fd;               /* the connection, -1 when none */
 	uint64_t fd_dev, fd_ino;
@@ -150,10 +154,11 @@ static inline int32_t shim_errno(const struct shim_call *c)
 	return c->failed ? c->err : 0;
 }
 
-/* conn.c */
+/* conn.c: every wait for the daemon is bounded by wait_ms, and by
+ * nothing once it let one run out (daemon_late). */
 int conn_open(void);                    /* a connected fd, moved high */
 bool conn_is_ours(void);
-/* 0 or -errno; wait: for room in the socket, within wait_ms. */
+/* 0 or -errno; wait: for room in the socket. */
 int conn_send(const struct iovec *iov, int n, int pass_fd, bool wait);
 bool conn_wait_ack(uint32_t seq);
 int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */

@@ -22,8 +22,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare aslr [--policy LIST] [--json FILE] [--interval S]\n"
-	      "                    [--faults off|table|all] [--top N] [-o FILE]\n"
-	      "                    [--] CMD [ARGS...]\n"
+	      "                    [--faults off|table|all] [--daemon-timeout S]\n"
+	      "                    [--top N] [-o FILE] [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD twice as `ptshare run` does: first with addresses randomised\n"
 	      "as the system does, then without randomisation (personality\n"
@@ -42,6 +42,9 @@ static void usage(FILE *f)
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds, as for ptshare run:\n"
 	      "                  off (default), table or all\n"
+	      "  --daemon-timeout S  end a run's ptshared once it has been stopped\n"
+	      "                  or hung this long (default 1; 0: never): that run\n"
+	      "                  then has no report\n"
 	      "  --top N         changed mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text to FILE (0600) instead of stderr\n"
 	      "\n"

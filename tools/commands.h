@@ -19,5 +19,8 @@ int cmd_report(int argc, char **argv);
  * NULL: not wanted). */
 int write_reports(const struct report *r, const char *command, const char *json,
 		  const char *html, size_t top);
+/* The same without the text: 0, or 1 with the reason printed. */
+int write_report_files(const struct report *r, const char *json,
+		       const char *html);
 
 #endif

@@ -33,11 +33,17 @@ static int write_file(const char *path, const struct report *r, bool html)
 	return 0;
 }
 
+int write_report_files(const struct report *r, const char *json,
+		       const char *html)
+{
+	int bad = json ? write_file(json, r, false) : 0;
+	return html ? bad | write_file(html, r, true) : bad;
+}
+
 int write_reports(const struct report *r, const char *command, const char *json,
 		  const char *html, size_t top)
 {
 	if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
 		report_text(stdout, r, command, top);
-	int bad = json ? write_file(json, r, false) : 0;
-	return html ? bad | write_file(html, r, true) : bad;
+	return write_report_files(r, json, html);
 }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "cli_options.h"
+#include "ptshare/wire.h"
 #include "report.h"
 #include "worlds.h"
 
@@ -24,10 +25,14 @@ enum run_layout {
 	RUN_LAYOUT_FIXED,      /* not randomised */
 };
 
+/* A daemon that is stopped or hung this long (s) is ended (run_watch.c). */
+#define DAEMON_TIMEOUT_DEFAULT 1
+
 struct run_options {
 	const char *name; /* "ptshare run": for messages */
 	struct cli_values v; /* passed on to the daemon as given */
 	const char *output;
+	unsigned daemon_timeout_s; /* --daemon-timeout; 0: not watched */
 	char **cmd;
 	enum run_layout layout;
 };
@@ -65,14 +70,30 @@ struct run_result {
 /*
  * Runs o->cmd traced, from its start until it and every process it started
  * have ended, and returns r->status.  Without want_report the daemon writes
- * the report where o says (`ptshare run`).  With it, the daemon writes
- * nothing (o->json, o->output and o->record are not passed on): the run's
- * records go to a trace in the private directory, which is replayed into
- * r->report.  Free r with run_result_free() either way.
+ * the report where o says (`ptshare run`), or, when it was killed (or ended
+ * by the watch), it is rebuilt from its trace and written there.  With
+ * want_report, the daemon writes nothing (o->json, o->output and o->record
+ * are not passed on): the run's records go to a trace in the private
+ * directory, which is replayed into r->report, when the daemon finished
+ * the run (else r->report is NULL).  Free r with run_result_free() either
+ * way.
  */
 int run_traced(const struct run_setup *s, const struct run_options *o,
 	       bool want_report, struct run_result *r);
 void run_result_free(struct run_result *r);
+
+/* run_report.c */
+
+/* The report of the run recorded in trace, under the run's policies, into
+ * r->report (NULL, with the reason printed, when there is none).  cut:
+ * why the records end before the run did (the daemon was ended), which
+ * the report says, or NULL: the trace must then be whole. */
+void run_report_rebuild(const char *who, const char *trace,
+			const char *policies, const char *cut,
+			struct run_result *r);
+/* r written where o says `ptshare run` writes its report (-o or stderr,
+ * --json, --html): 0, or 1 with the reason printed. */
+int run_report_write(const struct run_options *o, const struct report *r);
 
 /* run_program.c */
 
@@ -93,24 +114,58 @@ struct daemon {
 };
 
 /* Starts argv[0] (argv[ready_arg] is a placeholder for the number of the
- * fd it says "ready" on) and waits, bounded, for its "ready".  0, or the
- * exit status for the command who (2: the daemon refused the options
- * passed on to it; 1: another failure), with the reason printed and the
- * daemon reaped. */
+ * fd it says "ready" on; keep_fd, when >= 0, an fd of ours it inherits)
+ * and waits, bounded, for its "ready".  0, or the exit status for the
+ * command who (2: the daemon refused the options passed on to it; 1:
+ * another failure), with the reason printed and the daemon reaped. */
 int daemon_start(struct daemon *d, const char *who, char **argv,
-		 size_t ready_arg);
+		 size_t ready_arg, int keep_fd);
 /* Asks it to finish (SIGTERM: it writes the report) and waits; a signal
  * other than SIGCHLD read from sigfd meanwhile (a user giving up) kills it
  * instead.  0 when it exited cleanly, else -1 (the reason printed, unless
  * it had ended already: its reaper tells). */
 int daemon_stop(struct daemon *d, int sigfd);
+/* Waits for it to end, when it was killed. */
+void daemon_reap(struct daemon *d);
 /* "exit status 3", "killed by signal 9 (Killed)": for messages. */
 const char *wait_status_text(int status, char *buf, size_t cap);
+
+/* run_watch.c: the daemon watched while the program runs. */
+
+struct watch {
+	struct pts_heartbeat *hb; /* the daemon's turns; NULL: not watched */
+	int fd;              /* its memory file, until the daemon has it */
+	pid_t pid;
+	clockid_t cpu;       /* the daemon's CPU clock */
+	uint64_t beats;      /* as last seen */
+	int64_t cpu_ns;      /* as last seen */
+	uint64_t idle;       /* the CPUs' idle time (jiffies), as last seen */
+	int64_t next_ms;     /* when the next check is due */
+	unsigned bound;      /* checks without a sign of life that end it */
+	unsigned quiet;      /* checks since its last sign of life */
+	unsigned still;      /* checks since its loop last turned */
+};
+
+/* A watch with the bound in seconds (0: none): the page to pass the daemon
+ * is w->fd (close-on-exec).  0, or -1 with the reason printed. */
+int watch_init(struct watch *w, const char *who, unsigned bound_s);
+/* The daemon has started: watched from now. */
+void watch_start(struct watch *w, pid_t daemon);
+/* Until the next check is due, for poll(): -1 when not watched. */
+int watch_wait_ms(const struct watch *w);
+/* The check, when it is due: true when the daemon must be ended, with why
+ * in why. */
+bool watch_stalled(struct watch *w, char *why, size_t cap);
+void watch_free(struct watch *w);
 
 /* run_children.c */
 
 /* Calls fn (when not NULL) for each child of ours but skip; returns how
  * many there are, zombies included. */
 size_t children_each(pid_t skip, void (*fn)(pid_t pid, void *arg), void *arg);
+/* Whether pid is a descendant of ours through a child other than skip: a
+ * process of the program, since we are its subreaper.  False for a
+ * process gone, whose line of parents cannot be read. */
+bool descends_from_us(pid_t pid, pid_t skip);
 
 #endif

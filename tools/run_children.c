@@ -69,3 +69,21 @@ size_t children_each(pid_t skip, void (*fn)(pid_t pid, void *arg), void *arg)
 	long n = from_children_file(skip, fn, arg);
 	return (size_t)(n >= 0 ? n : from_every_process(skip, fn, arg));
 }
+
+/* Deeper than any process tree: a loop of parents (pids reused as the
+ * line is read) ends here. */
+#define LINEAGE_MAX 4096
+
+bool descends_from_us(pid_t pid, pid_t skip)
+{
+	pid_t self = getpid();
+	for (int depth = 0; depth < LINEAGE_MAX && pid > 1 && pid != skip; depth++) {
+		struct procfs_status st;
+		if (procfs_status_read(pid, &st))
+			return false;
+		if (st.ppid == self)
+			return true;
+		pid = st.ppid;
+	}
+	return false;
+}

@@ -20,22 +20,33 @@
 /* Bound of the wait for "ready": the daemon has only to listen. */
 #define READY_TIMEOUT_MS 30000
 
-/* In the child, between fork and exec. */
+/* In the child, between fork and exec: ready_fd and keep_fd (when >= 0)
+ * stay open in the daemon. */
 static _Noreturn void daemon_exec(const char *who, char **argv, int ready_fd,
-				   pid_t parent)
+				   int keep_fd, pid_t parent)
 {
-	/* The terminal's ^C, ^\ and hang-up are for the program: the daemon
-	 * ends when `ptshare run` says so (it keeps an ignored SIGINT
-	 * ignored), or when `ptshare run` itself dies. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	/* In a process group of its own: what is sent to the program's
+	 * group (the terminal's ^C and ^\, a program's kill(0, SIGTERM) at
+	 * its shutdown) is the program's.  Not in a session of its own:
+	 * that is a scheduler autogroup of its own too, which would split
+	 * the CPU half and half between the daemon and the program however
+	 * many processes the program has (and made the fork storm's report
+	 * wrong in every run).  A group in the background of the terminal
+	 * is stopped by SIGTTOU when it writes there (stty tostop) unless
+	 * it ignores it: the report may go to the terminal.  The daemon
+	 * ends when `ptshare run` says so, or when `ptshare run` itself
+	 * dies. */
+	if (setpgid(0, 0) < 0)
+		_exit(1);
+	signal(SIGTTOU, SIG_IGN);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 		_exit(1);
 	fcntl(ready_fd, F_SETFD, 0);
+	if (keep_fd >= 0)
+		fcntl(keep_fd, F_SETFD, 0);
 	execv(argv[0], argv);
 	fprintf(stderr, "%s: cannot run %s: %s\n", who, argv[0], strerror(errno));
 	_exit(1);
@@ -101,7 +112,7 @@ static bool wait_ready(const char *who, int fd)
 }
 
 int daemon_start(struct daemon *d, const char *who, char **argv,
-		 size_t ready_arg)
+		 size_t ready_arg, int keep_fd)
 {
 	int ready[2];
 	char fdnum[16];
@@ -115,7 +126,7 @@ int daemon_start(struct daemon *d, const char *who, char **argv,
 	pid_t parent = getpid();
 	d->pid = fork();
 	if (d->pid == 0)
-		daemon_exec(who, argv, ready[1], parent);
+		daemon_exec(who, argv, ready[1], keep_fd, parent);
 	close(ready[1]);
 	if (d->pid < 0) {
 		fprintf(stderr, "%s: cannot start ptshared: %s\n", who,
@@ -132,6 +143,11 @@ int daemon_start(struct daemon *d, const char *who, char **argv,
 	fprintf(stderr, "%s: ptshared failed to start\n", who);
 	/* It said what was wrong with the options passed on to it. */
 	return WIFEXITED(d->status) && WEXITSTATUS(d->status) == 2 ? 2 : 1;
+}
+
+void daemon_reap(struct daemon *d)
+{
+	daemon_wait(d, -1);
 }
 
 int daemon_stop(struct daemon *d, int sigfd)

@@ -7,17 +7,35 @@
 #include "run.h"
 #include "worlds.h"
 
+/* Longer bounds are surely a mistake in the unit. */
+#define DAEMON_TIMEOUT_MAX 3600
+
 int run_options_parse(struct run_options *o, const char *name,
 		      void (*usage)(FILE *f), int argc, char **argv)
 {
+	static const struct option own[] = {
+		{ "daemon-timeout", required_argument, NULL, 'T' },
+		{ 0 },
+	};
 	struct cli_parser p;
+	uint64_t timeout;
+	int c;
 	/* '+': the options end at CMD, whose own options are its own. */
 	cli_parser_init(&p, name, usage, CLI_POLICY | CLI_JSON | CLI_HTML |
-			CLI_INTERVAL | CLI_RECORD | CLI_TOP | CLI_FAULTS, NULL,
+			CLI_INTERVAL | CLI_RECORD | CLI_TOP | CLI_FAULTS, own,
 			"+o:");
-	*o = (struct run_options){ .name = name };
-	while (cli_next(&p, argc, argv) != -1)
-		o->output = optarg; /* -o, the only own option */
+	*o = (struct run_options){ .name = name,
+				   .daemon_timeout_s = DAEMON_TIMEOUT_DEFAULT };
+	while ((c = cli_next(&p, argc, argv)) != -1) {
+		if (c == 'o') {
+			o->output = optarg;
+		} else if (cli_u64(optarg, &timeout) || timeout > DAEMON_TIMEOUT_MAX) {
+			return cli_usage_error(&p, "bad --daemon-timeout (seconds, "
+					       "at most an hour)", optarg);
+		} else {
+			o->daemon_timeout_s = (unsigned)timeout;
+		}
+	}
 	if (p.status >= 0)
 		return p.status;
 	o->v = p.v;

@@ -4,13 +4,16 @@
  * `ptshare aslr`, which makes two.  Starts ptshared on a socket in a fresh
  * private directory, runs the program with libptshare.so preloaded, waits
  * for the program and every process it started (daemonised servers too:
- * we are their subreaper), then has the daemon finish: it writes the
- * report, or keeps the run's records in a trace that is replayed here into
- * a report the caller holds.
+ * we are their subreaper), watching the daemon meanwhile (run_watch.c),
+ * then has the daemon finish: it writes the report, or keeps the run's
+ * records in a trace that is replayed here into a report the caller
+ * holds.  It always keeps a trace: a daemon that ended early leaves no
+ * report, which is rebuilt from it (run_report.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,6 @@
 #include "path_open.h"
 #include "ptshare/wire.h"
 #include "run.h"
-#include "trace.h"
 
 /* What a traced run waits for (SIGCHLD) and passes on to the program. */
 static const int run_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -40,6 +42,10 @@ struct run_state {
 	int status;         /* the program's wait status */
 	int sigfd;          /* SIGCHLD and the signals forwarded */
 	sigset_t orig_mask; /* the program's */
+	struct watch watch;
+	/* Why the daemon ended before it was told to ("" while it serves):
+	 * what the report rebuilt from its trace says. */
+	char ended_why[192];
 };
 
 /* ptshared and libptshare.so, from the directory this program is in. */
@@ -97,12 +103,13 @@ int run_setup(struct run_setup *s, const struct run_options *o)
 	return check_program(o->name, o->cmd[0], s->program, sizeof(s->program));
 }
 
-/* A fresh directory only we can enter (mkdtemp: 0700), for the sockets:
- * the shims', and the live reports' (docs/report.md).  In a directory no
+/* A fresh directory only we can enter (mkdtemp: 0700), for the sockets
+ * (the shims', and the live reports': docs/report.md) and the daemon's
+ * trace, unless the user keeps it elsewhere (--record).  In a directory no
  * other user can change: one who could would rename ours and put theirs,
  * and its socket, where the program connects. */
 static int make_private_dir(const char *who, char *dir, size_t cap,
-			    char *socket, char *report, size_t scap)
+			    char *socket, char *report, char *trace, size_t scap)
 {
 	const char *tmp = getenv("TMPDIR");
 	char why[256];
@@ -120,7 +127,8 @@ static int make_private_dir(const char *who, char *dir, size_t cap,
 		return -1;
 	}
 	if ((size_t)snprintf(socket, scap, "%s/sock", dir) >= scap ||
-	    (size_t)snprintf(report, scap, "%s/report", dir) >= scap) {
+	    (size_t)snprintf(report, scap, "%s/report", dir) >= scap ||
+	    (size_t)snprintf(trace, scap, "%s/trace", dir) >= scap) {
 		fprintf(stderr, "%s: TMPDIR is too long for a socket path: %s\n",
 			who, tmp);
 		rmdir(dir);
@@ -132,14 +140,15 @@ static int make_private_dir(const char *who, char *dir, size_t cap,
 /* The daemon's command line; argv[4] is where the ready fd's number goes. */
 #define READY_ARG 4
 static void daemon_args(char **argv, const char *daemon_path, const char *socket,
-			const char *report, const struct run_options *o)
+			const char *report, const char *heartbeat_fd,
+			const struct run_options *o)
 {
 	const char *const pairs[][2] = {
 		{ "--policy", o->v.policies }, { "--json", o->v.json },
 		{ "--html", o->v.html },
 		{ "--interval", o->v.interval }, { "--record", o->v.record },
 		{ "--top", o->v.top }, { "--text", o->output },
-		{ "--faults", o->v.faults },
+		{ "--faults", o->v.faults }, { "--heartbeat-fd", heartbeat_fd },
 	};
 	size_t n = 0;
 	argv[n++] = (char *)daemon_path;
@@ -204,12 +213,34 @@ static pid_t start_program(struct run_state *s, const struct run_setup *su,
 	_exit(err == ENOENT ? 127 : 126);
 }
 
-static void daemon_ended_early(const struct run_state *s)
+/* Killed, it wrote no report: the report is rebuilt from its trace. */
+static bool daemon_left_no_report(const struct run_state *s)
+{
+	return s->ended_why[0] && WIFSIGNALED(s->d.status);
+}
+
+static void daemon_ended_early(struct run_state *s)
 {
 	char buf[64];
-	fprintf(stderr, "%s: ptshared ended early (%s): the program runs on "
-		"untraced, and there will be no report\n", s->o->name,
-		wait_status_text(s->d.status, buf, sizeof(buf)));
+	snprintf(s->ended_why, sizeof(s->ended_why), "ptshared ended early (%s)",
+		 wait_status_text(s->d.status, buf, sizeof(buf)));
+	fprintf(stderr, "%s: %s: the program runs on untraced, and %s\n",
+		s->o->name, s->ended_why, daemon_left_no_report(s)
+		? "the report, rebuilt from its trace, ends here"
+		: "its report, if it wrote one, ends here");
+}
+
+/* The watch found it stopped or hung: ended, so that the kernel lets the
+ * faults on its userfaultfds go, and the shims see it gone. */
+static void end_daemon(struct run_state *s, const char *why)
+{
+	snprintf(s->ended_why, sizeof(s->ended_why), "ptshare run ended "
+		 "ptshared, which %s", why);
+	kill(s->d.pid, SIGKILL);
+	fprintf(stderr, "%s: ended ptshared, which %s, so that the program's "
+		"faults, forks and exits wait for it no more: the program runs on "
+		"untraced, and the report, rebuilt from its trace, ends here\n",
+		s->o->name, why);
 }
 
 /* Reaps what has ended; true when no process is left but the daemon. */
@@ -224,7 +255,8 @@ static bool reap_children(struct run_state *s)
 		} else if (pid == s->d.pid) {
 			s->d.ended = true;
 			s->d.status = status;
-			daemon_ended_early(s);
+			if (!s->ended_why[0])
+				daemon_ended_early(s);
 		}
 	}
 	return !s->program_running &&
@@ -244,21 +276,43 @@ static void pass_on_each(pid_t pid, void *si)
 	pass_on(pid, si);
 }
 
+/* A signal a process of the program sent (to its process group, which is
+ * ours: kill(0, SIGTERM) at a server's shutdown, a shell's `trap 'kill 0'
+ * EXIT`) reached the program already; sent again, a handler would run
+ * twice.  Its sender is known by its pid while it lives, or is a zombie:
+ * one gone and reaped already is taken for an outsider. */
+static bool from_the_program(const struct run_state *s,
+			     const struct signalfd_siginfo *si)
+{
+	return si->ssi_code <= 0 && si->ssi_pid > 0 &&
+	       descends_from_us((pid_t)si->ssi_pid, s->d.ended ? 0 : s->d.pid);
+}
+
 /* To the program while it runs; then to the processes that outlived it,
  * which were handed to us, the subreaper, as their parents died. */
 static void forward(const struct run_state *s, struct signalfd_siginfo *si)
 {
+	if (from_the_program(s, si))
+		return;
 	if (s->program_running)
 		pass_on(s->program, si);
 	else
 		children_each(s->d.ended ? 0 : s->d.pid, pass_on_each, si);
 }
 
-/* Until the program and every process it started have ended. */
+/* Until the program and every process it started have ended; the daemon
+ * watched meanwhile, while it serves. */
 static void wait_all(struct run_state *s)
 {
 	for (;;) {
 		struct signalfd_siginfo si;
+		char why[160];
+		bool serving = !s->ended_why[0];
+		if (serving && watch_stalled(&s->watch, why, sizeof(why)))
+			end_daemon(s, why);
+		struct pollfd p = { .fd = s->sigfd, .events = POLLIN };
+		if (poll(&p, 1, serving ? watch_wait_ms(&s->watch) : -1) <= 0)
+			continue;
 		ssize_t n = read(s->sigfd, &si, sizeof(si));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "%s: signalfd: %s\n", s->o->name,
@@ -279,55 +333,32 @@ static int exit_status(int status)
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
-/* The report of the run recorded in trace, under the run's policies, into
- * r->report; the reason printed when there is none. */
-static void rebuild_report(const char *who, const char *trace,
-			  const char *policies, struct run_result *r)
-{
-	char err[256];
-	if (worlds_init(&r->ws, policies, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", who, err);
-		return;
-	}
-	FILE *f = fopen(trace, "rbe");
-	if (!f || !(r->replay = ingest_new(&r->ws, false, NULL))) {
-		fprintf(stderr, "%s: %s: %s\n", who, trace,
-			f ? "out of memory" : strerror(errno));
-		if (f)
-			fclose(f);
-		worlds_free(&r->ws);
-		return;
-	}
-	struct trace_error te;
-	int bad = trace_replay(f, r->replay, &te);
-	fclose(f);
-	if (bad)
-		fprintf(stderr, "%s: the run's trace: %s at offset %llu\n", who,
-			te.what, (unsigned long long)te.offset);
-	else
-		r->report = ingest_report(r->replay);
-}
-
 /* With the signals blocked and the directory made: the run itself. */
 static int traced(struct run_state *s, const struct run_setup *su,
-		  const char *dir, const char *socket, const char *report,
+		  const char *socket, const char *report, const char *trace,
 		  bool want_report, struct run_result *r)
 {
 	const struct run_options *o = s->o;
 	struct run_options passed = *o;
-	char trace[PATH_MAX + 8];
+	char heartbeat_fd[16];
 	if (want_report) {
-		snprintf(trace, sizeof(trace), "%s/trace", dir);
 		passed.v.json = NULL;
 		passed.v.html = NULL;
 		passed.v.record = trace;
 		passed.output = "/dev/null";
+	} else if (!o->v.record) {
+		passed.v.record = trace;
 	}
+	if (watch_init(&s->watch, o->name, o->daemon_timeout_s))
+		return 1;
+	snprintf(heartbeat_fd, sizeof(heartbeat_fd), "%d", s->watch.fd);
 	char *dargv[32];
-	daemon_args(dargv, su->daemon, socket, report, &passed);
-	int status = daemon_start(&s->d, o->name, dargv, READY_ARG);
+	daemon_args(dargv, su->daemon, socket, report,
+		    s->watch.fd >= 0 ? heartbeat_fd : NULL, &passed);
+	int status = daemon_start(&s->d, o->name, dargv, READY_ARG, s->watch.fd);
 	if (status)
 		return status;
+	watch_start(&s->watch, s->d.pid);
 	/* On stderr where the report goes too, or where a person reads it;
 	 * with -o, a stderr that is a file or a pipe stays the program's. */
 	if (!o->output || isatty(STDERR_FILENO))
@@ -347,14 +378,16 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	s->program_running = true;
 	wait_all(s);
 	r->ran = true;
-	bool clean = !daemon_stop(&s->d, s->sigfd);
-	if (want_report) {
-		if (clean)
-			rebuild_report(o->name, trace, o->v.policies, r);
-		if (unlink(trace) && errno != ENOENT)
-			fprintf(stderr, "%s: %s: %s\n", o->name, trace,
-				strerror(errno));
-	}
+	/* Ended early: the watch's SIGKILL may not have been reaped yet. */
+	if (s->ended_why[0])
+		daemon_reap(&s->d);
+	bool clean = !s->ended_why[0] && !daemon_stop(&s->d, s->sigfd);
+	const char *cut = daemon_left_no_report(s) ? s->ended_why : NULL;
+	/* `ptshare aslr` compares whole runs only. */
+	if (want_report ? clean : cut != NULL)
+		run_report_rebuild(o->name, passed.v.record, o->v.policies, cut, r);
+	if (!want_report && r->report)
+		run_report_write(o, r->report);
 	return exit_status(s->status);
 }
 
@@ -362,8 +395,8 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 	       bool want_report, struct run_result *r)
 {
 	char dir[PATH_MAX], socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char report[sizeof(socket)];
-	struct run_state s = { .o = o, .sigfd = -1 };
+	char report[sizeof(socket)], trace[sizeof(socket)];
+	struct run_state s = { .o = o, .sigfd = -1, .watch = { .fd = -1 } };
 	*r = (struct run_result){ .status = 1 };
 	sigset_t sigs;
 	sigemptyset(&sigs);
@@ -374,10 +407,12 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 		fprintf(stderr, "%s: signalfd: %s\n", o->name, strerror(errno));
 		return r->status;
 	}
-	if (!make_private_dir(o->name, dir, sizeof(dir), socket, report,
+	if (!make_private_dir(o->name, dir, sizeof(dir), socket, report, trace,
 			      sizeof(socket))) {
-		r->status = traced(&s, su, dir, socket, report, want_report, r);
-		for (const char *const *p = (const char *const[]){ socket, report, NULL };
+		r->status = traced(&s, su, socket, report, trace, want_report, r);
+		watch_free(&s.watch);
+		for (const char *const *p = (const char *const[]){ socket, report,
+								    trace, NULL };
 		     *p; p++)
 			if (unlink(*p) && errno != ENOENT)
 				fprintf(stderr, "%s: %s: %s\n", o->name, *p,

@@ -345,4 +345,15 @@ struct pts_report_done {
 	uint32_t output;      /* the PTS_REPORT_* output err is about, or 0 */
 };
 
+/* The daemon's heartbeat (ptshared --heartbeat-fd, docs/run.md): a memory
+ * file of PTS_HEARTBEAT_SIZE bytes its watcher (`ptshare run`) made, whose
+ * beats the daemon adds one to at every turn of its loop, and an idle loop
+ * turns at least every PTS_HEARTBEAT_IDLE_MS. */
+#define PTS_HEARTBEAT_SIZE 4096
+#define PTS_HEARTBEAT_IDLE_MS 100
+
+struct pts_heartbeat {
+	uint64_t beats;       /* atomic: written by the daemon alone */
+};
+
 #endif

@@ -41,12 +41,15 @@ struct traced {
 	long pid[2];          /* from the subject's "@pids" or "@pid" */
 };
 
-/* subject run with args under MODE (NULL: the default mode). */
+/* subject run with args under MODE (NULL: the default mode); with
+ * --daemon-timeout 0 when unwatched: the test stops and ends the daemon
+ * itself. */
 static void traced_start_of(struct traced *t, const char *mode,
 			    const char *interval, const char *subject,
-			    const char *const args[], const struct cmd_opts *o)
+			    const char *const args[], const struct cmd_opts *o,
+			    bool unwatched)
 {
-	const char *argv[24] = { PTSHARE_PATH, "run", "--interval", interval,
+	const char *argv[26] = { PTSHARE_PATH, "run", "--interval", interval,
 				 "--json", tmp_path(t->dir, "report.json"),
 				 "--record", tmp_path(t->dir, "trace"),
 				 "-o", tmp_path(t->dir, "report.txt") };
@@ -54,6 +57,10 @@ static void traced_start_of(struct traced *t, const char *mode,
 	if (mode) {
 		argv[n++] = "--faults";
 		argv[n++] = mode;
+	}
+	if (unwatched) {
+		argv[n++] = "--daemon-timeout";
+		argv[n++] = "0";
 	}
 	argv[n++] = "--";
 	argv[n++] = subject;
@@ -64,9 +71,10 @@ static void traced_start_of(struct traced *t, const char *mode,
 
 static void traced_start(struct traced *t, const char *mode,
 			 const char *interval, const char *const args[],
-			 const struct cmd_opts *o)
+			 const struct cmd_opts *o, bool unwatched)
 {
-	traced_start_of(t, mode, interval, FAULTS_SUBJECT_PATH, args, o);
+	traced_start_of(t, mode, interval, FAULTS_SUBJECT_PATH, args, o,
+			unwatched);
 }
 
 /* The subject's pids from its last "@pid..." line. */
@@ -95,7 +103,7 @@ static void traced_run(struct traced *t, const char *mode, const char *interval,
 		       const char *const args[])
 {
 	tmp_make(t->dir, sizeof(t->dir));
-	traced_start(t, mode, interval, args, NULL);
+	traced_start(t, mode, interval, args, NULL, false);
 	traced_finish(t);
 }
 
@@ -199,7 +207,7 @@ static void test_table_once_per_span(void **state)
 	const char *const args[] = { "script", "table", NULL };
 	struct traced t = { 0 };
 	tmp_make(t.dir, sizeof(t.dir));
-	traced_start(&t, "table", "1", args, NULL);
+	traced_start(&t, "table", "1", args, NULL, false);
 	const char *line;
 	long pid = 0;
 	while ((line = cmd_line(&t.c)) && sscanf(line, "@timer %ld", &pid) != 1)
@@ -353,7 +361,7 @@ static void test_own_userfaultfd(void **state)
 		struct traced t = { 0 };
 		tmp_make(t.dir, sizeof(t.dir));
 		traced_start_of(&t, runs[i].mode, "1", OWN_UFFD_SUBJECT_PATH, args,
-				NULL);
+				NULL, false);
 		int status = cmd_finish(&t.c);
 		assert_no_sanitizer_report(&t.c);
 		if (status || strcmp(t.c.text[0], plain.text[0]))
@@ -386,17 +394,18 @@ static bool waits_in_fault(const void *arg)
 
 /*
  * The daemon stopped, the program made to touch its registered memory (it
- * waits in the kernel's handle_userfault), then the daemon killed: the
- * kernel drops the userfaultfd and its registrations, the fault completes
- * as without ptshare, and the program, a child it forks and its exit
- * status are as they would be.
+ * waits in the kernel's handle_userfault), then the daemon killed (by the
+ * test: unwatched, else `ptshare run` would end it itself after a second,
+ * test_torture_daemon): the kernel drops the userfaultfd and its
+ * registrations, the fault completes as without ptshare, and the program,
+ * a child it forks and its exit status are as they would be.
  */
 static void test_daemon_killed_in_fault(void **state)
 {
 	const char *const args[] = { "blocked", NULL };
 	struct traced t = { 0 };
 	tmp_make(t.dir, sizeof(t.dir));
-	traced_start(&t, "all", "0", args, NULL);
+	traced_start(&t, "all", "0", args, NULL, true);
 	const char *line = cmd_line(&t.c);
 	long pid;
 	if (!line || sscanf(line, "@ready %ld", &pid) != 1)

@@ -440,6 +440,7 @@ struct fake_daemon *fake_start(const struct fake_opts *opts)
 
 	if (opts)
 		d->opts = *opts;
+	d->paused = d->opts.paused;
 	snprintf(d->dir, sizeof(d->dir), "/tmp/ptshare-fake-XXXXXX");
 	if (!mkdtemp(d->dir))
 		abort();

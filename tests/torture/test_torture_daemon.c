@@ -2,7 +2,8 @@
 /*
  * The torture suite, the daemon (docs/promises.md): ptshared SIGKILLed at
  * random moments of a program's run (threads mapping, forks, a spawn), 50
- * times, and a program started before its daemon.  The shim is preloaded
+ * times, a program started before its daemon, one that signals its own
+ * process group, and ptshared stopped while a program faults and forks.  The shim is preloaded
  * as `ptshare run` does it (LD_PRELOAD, PTSHARE_SOCKET), with ptshared run
  * by the test; the program's output and status must be the same as
  * without ptshare every time.
@@ -27,6 +28,8 @@
 
 #define KILLS 50
 #define ENV_MAX 256
+#define DAEMON_TIMEOUT_S 1 /* ptshare run's default --daemon-timeout */
+#define STALLED_WAIT_S 60  /* a program still running then is stalled */
 
 extern char **environ;
 
@@ -86,8 +89,8 @@ static void daemon_killed(struct daemon_run *d)
  * one traced run's length: wherever that lands (connecting, waiting for an
  * ACK, sending, exiting), every process of the program carries on
  * untraced and the output is the plain run's.  (With `ptshare run`, the
- * run then says the daemon ended early and that there is no report:
- * test_run_exit.)
+ * run then says the daemon ended early, and rebuilds the report from its
+ * trace: test_run_exit.)
  */
 static void test_daemon_killed(void **state)
 {
@@ -170,11 +173,152 @@ static void test_daemon_started_later(void **state)
 	cmd_free(&got);
 }
 
+/*
+ * A program that signals its own process group, kill(0, SIGTERM) as a
+ * server's master does at its shutdown: each of its processes handles it
+ * once, as without ptshare (`ptshare run` does not pass it on again), and
+ * the daemon, in a group of its own, goes on: every process is in the
+ * report, read at its exit, the one forked after the signal too.
+ */
+static void test_group_signalled(void **state)
+{
+	const char *argv[] = { NULL, "killgroup", NULL };
+	struct torture t;
+	torture_compare(&t, NULL, argv);
+	assert_int_equal(t.status, 0);
+	const struct jr_value *finals = jr_get(t.doc, "final_checkpoints");
+	assert_int_equal(jr_len(finals), 3);
+	for (size_t i = 0; i < jr_len(finals); i++) {
+		assert_string_equal(jr_path_str(jr_at(finals, i), "checkpoint"), "exit");
+		assert_false(jr_bool(jr_get(jr_at(finals, i), "alive")));
+	}
+	assert_int_equal(stream_u64(t.doc, "lost"), 0);
+	torture_free(&t);
+}
+
+/* The number after "@key " in c's stdout, or -1. */
+static long long at_value(const struct cmd *c, const char *key)
+{
+	char pattern[32];
+	snprintf(pattern, sizeof(pattern), "@%s ", key);
+	const char *at = strstr(c->text[0], pattern);
+	return at ? atoll(at + strlen(pattern)) : -1;
+}
+
+/* c's stdout without its "@" lines (pids, times). */
+static void stdout_compared(const struct cmd *c, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *line = c->text[0]; *line;) {
+		size_t len = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+		if (*line != '@' && n + len < cap) {
+			memcpy(out + n, line, len);
+			n += len;
+		}
+		line += len;
+	}
+	out[n] = '\0';
+}
+
+/* Whether pid ended within ms. */
+static bool ends_within(pid_t pid, int64_t ms)
+{
+	int64_t deadline = now_us() + ms * 1000;
+	while (pid_exists(pid))
+		if (now_us() >= deadline)
+			return false;
+		else
+			sleep_us(10000);
+	return true;
+}
+
+/* `stalled` told to go on at once, or, traced, once its daemon is stopped;
+ * its exit status. */
+static int stalled_run(struct cmd *c, const char *const argv[], bool traced,
+		       pid_t *daemon)
+{
+	long pid = -1;
+	cmd_start(c, argv, NULL);
+	const char *line = cmd_line(c);
+	if (!line || sscanf(line, "@ready %ld", &pid) != 1)
+		fail_msg("no @ready from the subject: %s", line ? line : "(end)");
+	if (traced) {
+		*daemon = daemon_of(c);
+		assert_int_equal(kill(*daemon, SIGSTOP), 0);
+	}
+	assert_int_equal(write(c->in, "go\n", 3), 3);
+	if (traced && !ends_within((pid_t)pid, STALLED_WAIT_S * 1000)) {
+		kill(*daemon, SIGKILL); /* lets it go, to end the test */
+		cmd_finish(c);
+		fail_msg("the program still ran %d s after its daemon was stopped",
+			 STALLED_WAIT_S);
+	}
+	return cmd_finish(c);
+}
+
+/*
+ * The daemon stopped (SIGSTOP) while the program faults on its shared
+ * memory and forks in a loop: `ptshare run` ends it past its bound (the
+ * default --daemon-timeout, 1 s), the kernel lets the faults go, and the
+ * program, the same output, takes at most the bound and a second longer
+ * than plainly.  The report, rebuilt from the daemon's trace, says why it
+ * ends early and that the program still ran then.
+ */
+static void test_daemon_stopped(void **state)
+{
+	const char *plain_argv[] = { TORTURE_SUBJECT_PATH, "stalled", NULL };
+	char dir[64], want[4096], got[4096];
+	tmp_make(dir, sizeof(dir));
+	/* --faults table: the daemon registers the shared memory, and a
+	 * stopped daemon holds its faults (the default, off, holds none). */
+	const char *argv[] = { PTSHARE_PATH, "run", "--faults", "table",
+			       "--json", tmp_path(dir, "report.json"),
+			       "-o", tmp_path(dir, "report.txt"), "--",
+			       TORTURE_SUBJECT_PATH, "stalled", NULL };
+	struct cmd plain, traced;
+	pid_t daemon;
+	int want_status = stalled_run(&plain, plain_argv, false, NULL);
+	int status = stalled_run(&traced, argv, true, &daemon);
+	assert_no_sanitizer_report(&traced);
+	assert_int_equal(status, want_status);
+	stdout_compared(&plain, want, sizeof(want));
+	stdout_compared(&traced, got, sizeof(got));
+	assert_string_equal(got, want);
+	long long plain_us = at_value(&plain, "wall_us");
+	long long stalled_us = at_value(&traced, "wall_us");
+	print_message("wall time from the word to the end: %lld us plainly, %lld us "
+		      "with the daemon stopped\n", plain_us, stalled_us);
+	assert_true(plain_us >= 0 && stalled_us >= 0);
+	assert_true(stalled_us <= plain_us + (DAEMON_TIMEOUT_S + 1) * 1000000LL);
+
+	assert_non_null(strstr(traced.text[1], "ended ptshared, which its loop did "
+				"not turn, and it got no CPU time, for 1 s (state T"));
+	struct jr_value *doc = report_read(tmp_path(dir, "report.json"));
+	const char *why = jr_path_str(doc, "stream.cut_short.why");
+	assert_non_null(why);
+	assert_non_null(strstr(why, "ptshare run ended ptshared"));
+	assert_true(jr_path_u64(doc, "stream.cut_short.processes_running", 0) >= 1);
+	const struct jr_value *parent = report_final(doc, (long)at_value(&traced, "ready"));
+	assert_non_null(parent);
+	assert_true(jr_bool(jr_get(parent, "alive")));
+	jr_free(doc);
+	char *text = file_read(tmp_path(dir, "report.txt"), NULL);
+	assert_non_null(strstr(text, "the report ends before the run: ptshare run "
+			       "ended ptshared"));
+	free(text);
+	cmd_free(&plain);
+	cmd_free(&traced);
+	const char *const made[] = { "report.json", "report.txt", NULL };
+	tmp_remove(dir, made);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_daemon_killed, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_started_later, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_group_signalled, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_stopped, run_tmpdir_setup, run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,13 @@
 #define MIX_ROUNDS 20
 #define MIX_CHILDREN 8
 
+#define GROUP_ROUNDS 4       /* kill(0, SIGTERM) (killgroup) */
+#define GROUP_SETTLE_MS 200  /* after each */
+
+#define STALL_MIB 64          /* shared memory faulted while the daemon */
+#define STALL_FORKS 20        /* is stopped, and children forked (stalled) */
+#define STALL_REGISTER_WAIT_MS 30000 /* for the daemon to register it */
+
 #define LEAF_STATUS 11
 #define SECURE_STATUS 13
 #define STATIC_STATUS 7      /* torture_static's */
