@@ -122,6 +122,20 @@ static const char *skip_field(const char *s)
 	return s;
 }
 
+/* A line of maps_buf: its range and length; the next line, or NULL at
+ * the end. */
+static const char *maps_line(const char *l, uint64_t *start, uint64_t *end,
+			     int *len)
+{
+	const char *s = l;
+	*start = parse_hex(&s);
+	s++;
+	*end = parse_hex(&s);
+	const char *nl = strchr(l, '\n');
+	*len = nl ? (int)(nl - l) : (int)strlen(l);
+	return nl && nl[1] ? nl + 1 : NULL;
+}
+
 static int maps_overlap_slot(void)
 {
 	if (slurp("/proc/self/maps", maps_buf, sizeof maps_buf) < 0) {
@@ -129,21 +143,15 @@ static int maps_overlap_slot(void)
 			 strerror(errno));
 		return -1;
 	}
-	for (const char *l = maps_buf; *l; ) {
-		const char *s = l;
-		uint64_t start = parse_hex(&s);
-		s++;
-		uint64_t end = parse_hex(&s);
-		const char *nl = strchr(l, '\n');
+	for (const char *l = maps_buf, *next; l && *l; l = next) {
+		uint64_t start, end;
+		int len;
+		next = maps_line(l, &start, &end, &len);
 		if (start < KC_SLOT_BASE + KC_SLOT_SIZE && end > KC_SLOT_BASE) {
-			int n = nl ? (int)(nl - l) : (int)strlen(l);
 			snprintf(reply.msg, sizeof reply.msg,
-				 "the scripted 512 GiB slot is not free: %.*s", n, l);
+				 "the scripted 512 GiB slot is not free: %.*s", len, l);
 			return -1;
 		}
-		if (!nl)
-			break;
-		l = nl + 1;
 	}
 	return 0;
 }
@@ -240,22 +248,18 @@ static long mmap_topdown(const struct kc_cmd *c)
 
 	if (slurp("/proc/self/maps", maps_buf, sizeof maps_buf) < 0)
 		return -1;
-	for (const char *l = maps_buf; *l; ) {
-		const char *s = l;
-		uint64_t start = parse_hex(&s);
-		s++;
-		uint64_t end = parse_hex(&s);
-		const char *nl = strchr(l, '\n');
-		if (strstr(l, "[stack]") && (!nl || strstr(l, "[stack]") < nl))
+	for (const char *l = maps_buf, *next; l && *l; l = next) {
+		uint64_t start, end;
+		int len;
+		next = maps_line(l, &start, &end, &len);
+		const char *stack = strstr(l, "[stack]");
+		if (stack && stack < l + len)
 			top = start - STACK_MARGIN;
 		if (!top && start > above && n < HOLDERS_MAX) {
 			holder[n][0] = above;
 			holder[n++][1] = start;
 		}
 		above = end > above ? end : above;
-		if (!nl)
-			break;
-		l = nl + 1;
 	}
 	if (!top || n == HOLDERS_MAX) {
 		errno = E2BIG;
