@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "callsite.h"
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 
 int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n)
 {

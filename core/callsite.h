@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptshare/avl.h"
+#include "lib/avl.h"
 #include "ptshare/mm.h"
 #include "ptshare/wire.h"
 

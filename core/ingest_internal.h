@@ -9,9 +9,9 @@
 #include "callsite.h"
 #include "ingest.h"
 #include "proc_image.h"
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 #include "ptshare/procfs.h"
-#include "ptshare/ptr_map.h"
+#include "lib/ptr_map.h"
 
 /* Synthetic objects: shared anonymous memory has no file the shim can
  * fstat.  Only fork shares it, so a number of our own identifies it. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "proc_image.h"
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Building the report from the worlds. */
 #include "report.h"
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 #include "ptshare/wire.h"
 #include "symbols.h"
 

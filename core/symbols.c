@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 #include "symbols.h"
 
 #define DEBUG_DIR "/usr/lib/debug/.build-id/"

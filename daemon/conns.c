@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "conns.h"
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 
 /* Where id is, or would go, in t->open (sorted by id). */
 static size_t index_of(const struct conns *t, uint32_t id)

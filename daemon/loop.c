@@ -12,7 +12,7 @@
 
 #include "access.h"
 #include "loop.h"
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 #include "recv.h"
 
 #define SQ_ENTRIES 512

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 #include "uffd_ranges.h"
 
 size_t ranges_first_after(const struct uffd_ranges *l, uint64_t addr)

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ptshare/avl.h"
+#include "lib/avl.h"
 #include "ptshare/mm.h"
-#include "ptshare/ptr_map.h"
+#include "lib/ptr_map.h"
 #include "pt_table.h"
 
 struct mm_object {

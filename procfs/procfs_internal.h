@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 #include "ptshare/procfs.h"
 
 /* The shift of a power of two (a page size); 0 for 0. */

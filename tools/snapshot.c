@@ -12,7 +12,7 @@
 #include "cli_options.h"
 #include "commands.h"
 #include "proc_image.h"
-#include "ptshare/grow.h"
+#include "lib/grow.h"
 #include "report.h"
 
 struct snapshot {

@@ -9,8 +9,8 @@
  * The order is the caller's: `before` says whether a node sorts before
  * another, and must not change for a node while it is in the set.
  */
-#ifndef PTSHARE_AVL_H
-#define PTSHARE_AVL_H
+#ifndef PTSHARE_LIB_AVL_H
+#define PTSHARE_LIB_AVL_H
 
 #include <stdbool.h>
 #include <stddef.h>

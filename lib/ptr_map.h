@@ -2,8 +2,8 @@
 /* An open-addressing map from a 64-bit hash to items: the world's process
  * and object registries, the invariant checker's table census, and the
  * ingest's names of objects. */
-#ifndef PTSHARE_PTR_MAP_H
-#define PTSHARE_PTR_MAP_H
+#ifndef PTSHARE_LIB_PTR_MAP_H
+#define PTSHARE_LIB_PTR_MAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

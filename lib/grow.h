@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Growing an array by doubling: the one way every list in ptshare (procfs
  * readings, the ingest's tables, the daemon's connections) makes room. */
-#ifndef PTSHARE_GROW_H
-#define PTSHARE_GROW_H
+#ifndef PTSHARE_LIB_GROW_H
+#define PTSHARE_LIB_GROW_H
 
 #include <errno.h>
 #include <stddef.h>

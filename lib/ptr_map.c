@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "ptshare/ptr_map.h"
+#include "lib/ptr_map.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The ordered set of include/ptshare/avl.h: an AVL tree, threaded in order. */
-#include "ptshare/avl.h"
+/* The ordered set of lib/avl.h: an AVL tree, threaded in order. */
+#include "lib/avl.h"
 
 static int height(const struct avl_node *n)
 {
