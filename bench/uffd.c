@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "bench_rounds.h"
+#include "lib/clock.h"
 
 #ifndef PTSHARE_BIN
 #error "PTSHARE_BIN must name the ptshare executable"
@@ -76,13 +77,6 @@ static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "bench/uffd: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The bare handler's side of a worker: its userfaultfd made ready and

@@ -11,13 +11,7 @@
 
 #include "ingest_internal.h"
 #include "proc_image.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "lib/clock.h"
 
 /* A record under construction, applied when full or done. */
 union ck_buf {

@@ -10,6 +10,7 @@
 #include "ingest_internal.h"
 #include "symbols.h"
 #include "trace.h"
+#include "lib/clock.h"
 
 #define HELD_MAX (64u << 10)    /* a pending child's packets, at most */
 #define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
@@ -23,13 +24,6 @@ union aligned_rec {
 	uint64_t align;
 	uint8_t b[PTS_REC_MAX];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace)
 {
@@ -336,17 +330,15 @@ static const char *check_record(const union aligned_rec *r, size_t len,
 	return NULL;
 }
 
-static void ack(struct ingest_action *act, uint32_t conn, uint32_t seq)
+void ingest_action_ack(struct ingest_action *act, uint32_t conn,
+		       uint32_t seq)
 {
 	if (!act || act->nack >= INGEST_MAX_ACKS)
 		return;
 	struct pts_ack *a = &act->ack[act->nack].rec;
 	act->ack[act->nack++].conn = conn;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	*a = (struct pts_ack){
-		.h = { .type = PTS_ACK, .size = sizeof(*a),
-		       .time_ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec },
+		.h = { .type = PTS_ACK, .size = sizeof(*a), .time_ns = now_ns() },
 		.acked_seq = seq,
 	};
 }
@@ -431,7 +423,7 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		s->last.fault_err = r->uffd_errno;
 	}
 	if (s->gone) { /* its connection came after readings found it gone */
-		ack(act, conn, r->h.seq);
+		ingest_action_ack(act, conn, r->h.seq);
 		return;
 	}
 	if ((r->flags & PTS_HELLO_FORKED) && !s->in_model) {
@@ -443,13 +435,13 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		reason = PTS_CK_FORK;
 	} else if (!enter_model(g, s, 0)) {
 		session_refused(g, s, "the model refused the process");
-		ack(act, conn, r->h.seq);
+		ingest_action_ack(act, conn, r->h.seq);
 		return;
 	}
 	s->exec_pending = false;
 	if (g->live)
 		checkpoint_read(g, s, reason);
-	ack(act, conn, r->h.seq);
+	ingest_action_ack(act, conn, r->h.seq);
 }
 
 static void fork_child(struct ingest *g, struct session *parent,
@@ -482,7 +474,7 @@ static void fork_child(struct ingest *g, struct session *parent,
 	if (c->hello_seq) { /* its HELLO came first: it waits for us */
 		if (g->live)
 			checkpoint_read(g, c, PTS_CK_FORK);
-		ack(act, c->conn, c->hello_seq);
+		ingest_action_ack(act, c->conn, c->hello_seq);
 		c->hello_seq = 0;
 		release_held(g, c, act); /* last: it may end c */
 	}
@@ -542,7 +534,7 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 			if (s->in_model)
 				checkpoint_read(g, s, PTS_CK_EXIT);
 		}
-		ack(act, conn, h->seq);
+		ingest_action_ack(act, conn, h->seq);
 		return;
 	case PTS_LOST:
 		/* The same records as the gap its own number shows: counted

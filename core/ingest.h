@@ -40,6 +40,11 @@ struct ingest_action {
 	bool drop;
 };
 
+/* Adds an ack of record seq to conn to act (a NULL act, or one holding
+ * INGEST_MAX_ACKS already, takes none). */
+void ingest_action_ack(struct ingest_action *act, uint32_t conn,
+		       uint32_t seq);
+
 /*
  * live: a daemon, which reads /proc at checkpoints (a replay reads them from
  * its trace).  trace: where to append every applied record (`--record`), or

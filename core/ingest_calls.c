@@ -8,6 +8,7 @@
 #include <sys/shm.h>
 
 #include "ingest_internal.h"
+#include "lib/clock.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -103,13 +104,6 @@ static uint32_t call_site(struct ingest *g, struct session *s,
 	uint32_t site = callsites_intern(&g->callsites, &s->code, addr, n);
 	s->new_sites += g->callsites.nsites > before;
 	return site;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*

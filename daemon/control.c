@@ -12,6 +12,7 @@
 #include "access.h"
 #include "control.h"
 #include "outputs.h"
+#include "lib/clock.h"
 
 #define ALL_OUTPUTS (PTS_REPORT_TEXT | PTS_REPORT_JSON | PTS_REPORT_HTML)
 
@@ -20,12 +21,9 @@
  * waits on it. */
 static void tell(int fd, int err, uint32_t output)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	struct pts_report_done d = {
 		.h = { .type = PTS_REPORT_DONE, .size = sizeof(d), .seq = 1,
-		       .time_ns = (uint64_t)now.tv_sec * 1000000000u +
-				  (uint64_t)now.tv_nsec },
+		       .time_ns = now_ns() },
 		.err = err, .output = output,
 	};
 	send(fd, &d, sizeof(d), MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -210,18 +210,8 @@ static void ack_record(struct ingest_action *act, uint32_t conn,
 		       const unsigned char *data)
 {
 	struct pts_hdr h;
-	struct timespec now;
-	if (act->nack == INGEST_MAX_ACKS)
-		return;
 	memcpy(&h, data, sizeof(h));
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	act->ack[act->nack].conn = conn;
-	act->ack[act->nack++].rec = (struct pts_ack){
-		.h = { .type = PTS_ACK, .size = sizeof(struct pts_ack),
-		       .time_ns = (uint64_t)now.tv_sec * 1000000000u +
-				  (uint64_t)now.tv_nsec },
-		.acked_seq = h.seq,
-	};
+	ingest_action_ack(act, conn, h.seq);
 }
 
 /* A process that could not make a userfaultfd (a user without access to

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "lib/clock.h"
 
 #define FD_BASE 1000
 /* The default (wmem_default, 208 KiB) holds about 280 records: a burst of
@@ -73,14 +74,6 @@ int fd_move_high(int fd)
 		return fd; /* nothing free up there: stay where we are */
 	syscall(SYS_close, fd);
 	return (int)high;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* When a wait for the daemon that starts now gives up.  A daemon that let

@@ -11,14 +11,7 @@
 #include <time.h>
 
 #include "shim.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "lib/clock.h"
 
 static void stamp(struct pts_hdr *h, uint16_t type, size_t size,
 		  const struct shim_call *c)

@@ -22,6 +22,7 @@
 #include "cli_options.h"
 #include "commands.h"
 #include "ptshare/wire.h"
+#include "lib/clock.h"
 
 /* A reading of every process of a big workload under a loaded machine
  * takes seconds; a daemon that says nothing for this long is stuck. */
@@ -198,9 +199,7 @@ static int report(const char *path, const char *const dest[NOUT],
 		q.outputs |= 1u << i;
 		n++;
 	}
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	q.h.time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	q.h.time_ns = now_ns();
 	int sock = reach(path);
 	if (sock < 0)
 		goto out;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "lib/clock.h"
 
 /* Bound of the wait for "ready": the daemon has only to listen. */
 #define READY_TIMEOUT_MS 30000
@@ -78,13 +79,6 @@ static int daemon_wait(struct daemon *d, int sigfd)
 			return -1;
 	}
 	return 0;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* "ready\n" from fd within the bound; the daemon says why not itself. */

@@ -32,18 +32,12 @@
 
 #include "ptshare/procfs.h"
 #include "run.h"
+#include "lib/clock.h"
 
 #define CHECK_MS 100
 /* Ten times the longest turn of a loop measured (9 s: readings of 65,000
  * mappings, AddressSanitizer, a load average of 50 on 2 cores). */
 #define STUCK_S 90
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int watch_init(struct watch *w, const char *who, unsigned bound_s)
 {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "pg_cluster.h"
+#include "lib/clock.h"
 
 void pg_sleep_ms(int ms)
 {
@@ -241,13 +242,6 @@ int pg_cmd_start(const struct pg_cluster *c, struct pg_cmd *cmd,
 	}
 	cmd->out_fd = p[0];
 	return 0;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The output until EOF or the deadline: true at EOF. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fake_daemon.h"
+#include "lib/clock.h"
 
 #define MAX_ERRORS 64
 #define MAX_FDS_PASSED 4
@@ -47,14 +48,6 @@ struct fake_daemon {
 	uint64_t commands_done;
 	bool paused, killed;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Under mu. */
 static void fail(struct fake_daemon *d, const struct fake_conn *c,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "lib/clock.h"
 
 void run_env(struct run_env *e, bool preload, const char *socket,
 	     const char *options)
@@ -61,14 +62,6 @@ void run_start(struct run *r, const char *const argv[], char *const env[],
 	close(out[1]);
 	r->in = in[1];
 	r->out = out[0];
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Reads what is there within the time left; false at EOF or timeout. */

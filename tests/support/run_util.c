@@ -22,13 +22,7 @@
 
 #include "ptshare/wire.h"
 #include "skip.h"
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "lib/clock.h"
 
 static void sleep_ms(long ms)
 {
