@@ -9,6 +9,7 @@
 
 #include "callsite.h"
 #include "lib/grow.h"
+#include "lib/bsearch.h"
 
 int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n)
 {
@@ -45,14 +46,7 @@ void code_map_free(struct code_map *m)
 
 static struct callsite_frame translate(const struct code_map *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = bsearch_first(m->r, m->n, r, r->end <= addr);
 	if (lo < m->n && m->r[lo].start <= addr)
 		return (struct callsite_frame){
 			m->r[lo].obj, m->r[lo].offset + (addr - m->r[lo].start) };

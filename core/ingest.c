@@ -11,6 +11,7 @@
 #include "symbols.h"
 #include "trace.h"
 #include "lib/clock.h"
+#include "lib/bsearch.h"
 
 #define HELD_MAX (64u << 10)    /* a pending child's packets, at most */
 #define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
@@ -84,15 +85,7 @@ void ingest_free(struct ingest *g)
 
 static size_t sess_index(const struct ingest *g, int32_t pid)
 {
-	size_t lo = 0, hi = g->nsess;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (g->sess[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(g->sess, g->nsess, s, (*s)->pid < pid);
 }
 
 struct session *session_of(struct ingest *g, int32_t pid)
@@ -149,15 +142,7 @@ static struct report_final final_of(const struct ingest *g,
  * a run has had. */
 static size_t conn_index(const struct ingest *g, uint32_t conn)
 {
-	size_t lo = 0, hi = g->nconn;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (g->conn[mid].conn < conn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(g->conn, g->nconn, c, c->conn < conn);
 }
 
 static struct session *session_of_conn(const struct ingest *g, uint32_t conn)

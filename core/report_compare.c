@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Two reports compared mapping by mapping (report_compare.h). */
 #include "report_compare.h"
+#include "lib/bsearch.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,18 +15,10 @@ struct entry {
 
 static const char *command_of(const struct report *r, uint32_t pid)
 {
-	size_t lo = 0, hi = r->nrows;
-	while (lo < hi) { /* rows are by pid */
-		size_t mid = lo + (hi - lo) / 2;
-		uint32_t p = r->rows[mid].proc->pid;
-		if (p == pid)
-			return r->rows[mid].proc->name;
-		if (p < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return "";
+	/* rows are by pid */
+	size_t i = bsearch_first(r->rows, r->nrows, row, row->proc->pid < pid);
+	return i < r->nrows && r->rows[i].proc->pid == pid ?
+	       r->rows[i].proc->name : "";
 }
 
 #define CMP(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)

@@ -16,6 +16,7 @@
 
 #include "lib/grow.h"
 #include "symbols.h"
+#include "lib/bsearch.h"
 
 #define DEBUG_DIR "/usr/lib/debug/.build-id/"
 
@@ -245,14 +246,7 @@ static const char *dwarf_function(Dwarf_Die *cu, uint64_t pc)
 
 static const char *elf_function(const struct object *o, uint64_t pc)
 {
-	size_t lo = 0, hi = o->nfuncs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (o->funcs[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = bsearch_first(o->funcs, o->nfuncs, f, f->start <= pc);
 	/* Symbols may nest (aliases, local labels): the nearest below first. */
 	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
 		if (pc < o->funcs[i].end)

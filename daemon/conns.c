@@ -5,33 +5,18 @@
 
 #include "conns.h"
 #include "lib/grow.h"
+#include "lib/bsearch.h"
 
 /* Where id is, or would go, in t->open (sorted by id). */
 static size_t index_of(const struct conns *t, uint32_t id)
 {
-	size_t lo = 0, hi = t->nopen;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->open[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(t->open, t->nopen, c, (*c)->id < id);
 }
 
 /* Where uid is, or would go, in t->users. */
 static size_t user_index(const struct conns *t, uint32_t uid)
 {
-	size_t lo = 0, hi = t->nusers;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->users[mid].uid < uid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(t->users, t->nusers, u, u->uid < uid);
 }
 
 size_t conns_of_uid(const struct conns *t, uint32_t uid)

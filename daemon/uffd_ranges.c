@@ -5,18 +5,11 @@
 
 #include "lib/grow.h"
 #include "uffd_ranges.h"
+#include "lib/bsearch.h"
 
 size_t ranges_first_after(const struct uffd_ranges *l, uint64_t addr)
 {
-	size_t lo = 0, hi = l->nr;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (l->r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_first(l->r, l->nr, r, r->end <= addr);
 }
 
 static bool alike(const struct uffd_range *a, const struct uffd_range *b)

@@ -3,6 +3,7 @@
 #include <limits.h>
 
 #include "mm_internal.h"
+#include "lib/bsearch.h"
 
 static unsigned popcount_map(const struct pt_table *t, const uint64_t *mask)
 {
@@ -242,15 +243,7 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 /* The index of the first run ending after addr. */
 static size_t run_after(const struct mm_run *runs, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (runs[mid].end > addr)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+	return bsearch_first(runs, n, r, r->end <= addr);
 }
 
 /*
