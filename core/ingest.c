@@ -26,7 +26,7 @@ union aligned_rec {
 	uint8_t b[PTS_REC_MAX];
 };
 
-struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace)
+struct ingest *ingest_new(struct mm_worlds *ws, bool live, FILE *trace)
 {
 	struct ingest *g = calloc(1, sizeof(*g));
 	if (!g)

@@ -22,7 +22,7 @@
 
 #include "ptshare/wire.h"
 #include "report.h"
-#include "worlds.h"
+#include "ptshare/mm.h"
 
 struct ingest;
 
@@ -50,7 +50,7 @@ void ingest_action_ack(struct ingest_action *act, uint32_t conn,
  * its trace).  trace: where to append every applied record (`--record`), or
  * NULL.  The worlds and the stream stay the caller's.
  */
-struct ingest *ingest_new(struct worlds *ws, bool live, FILE *trace);
+struct ingest *ingest_new(struct mm_worlds *ws, bool live, FILE *trace);
 void ingest_free(struct ingest *g);
 
 /* Which users the daemon serves (docs/daemon.md, Access): a process a

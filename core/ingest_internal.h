@@ -80,7 +80,7 @@ struct dev_kind {
 };
 
 struct ingest {
-	struct worlds *ws;
+	struct mm_worlds *ws;
 	FILE *trace;
 	bool live;               /* may read /proc (a daemon, not a replay) */
 	bool (*serves)(uid_t uid); /* live: the users the daemon serves */

@@ -89,7 +89,7 @@ void proc_image_free(struct proc_image *img)
 	img->nruns = img->cap_runs = 0;
 }
 
-int proc_image_load(struct worlds *ws, const struct proc_image *img, char *err,
+int proc_image_load(struct mm_worlds *ws, const struct proc_image *img, char *err,
 		    size_t errlen)
 {
 	uint32_t pid = (uint32_t)img->status.tgid;

@@ -5,7 +5,7 @@
 #define PTSHARE_PROC_IMAGE_H
 
 #include "ptshare/procfs.h"
-#include "worlds.h"
+#include "ptshare/mm.h"
 
 struct proc_image {
 	struct procfs_status status;
@@ -43,7 +43,7 @@ void proc_image_free(struct proc_image *img);
 
 /* Creates the process in every world, maps its VMAs and observes its pages.
  * On a model error, returns it with the world's message in err. */
-int proc_image_load(struct worlds *ws, const struct proc_image *img, char *err,
+int proc_image_load(struct mm_worlds *ws, const struct proc_image *img, char *err,
 		    size_t errlen);
 
 #endif

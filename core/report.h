@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "ptshare/wire.h"
-#include "worlds.h"
+#include "ptshare/mm.h"
 
 #define REPORT_NAME_MAX 64
 #define REPORT_OWN_UFFD_MAX 4 /* a process's own registrations listed */
@@ -51,7 +51,7 @@ struct report_final {
 	int32_t fault_err;        /* why it is off (errno), 0 if not asked */
 	/* per policy: faults seen (userfaultfd) and first touches that only
 	 * pagemap showed, over the process's life */
-	uint64_t faults[WORLDS_MAX], observed[WORLDS_MAX];
+	uint64_t faults[MM_WORLDS_MAX], observed[MM_WORLDS_MAX];
 	/* the ranges it registered with a userfaultfd of its own, over its
 	 * life: their faults are the program's, seen here through pagemap
 	 * only (docs/faults.md); how many, their bytes, the first ones */
@@ -119,7 +119,7 @@ struct report_site {
 
 struct report_input {
 	const char *command;
-	struct worlds *ws;
+	struct mm_worlds *ws;
 	const struct report_proc *procs; /* one per process in the worlds */
 	size_t nprocs;
 	const struct report_object *objects; /* names for the mappings */
@@ -160,7 +160,7 @@ struct report_mapping {
 		enum mm_reason reason;
 		enum report_why why;
 		uint64_t tables, shared;
-	} pol[WORLDS_MAX];
+	} pol[MM_WORLDS_MAX];
 	struct report_site site;  /* n == 0: not created by a call seen */
 };
 
@@ -173,12 +173,12 @@ struct report_region {
 	struct {
 		enum mm_reason reason;
 		uint64_t tables, shared;
-	} pol[WORLDS_MAX];
+	} pol[MM_WORLDS_MAX];
 };
 
 struct report_row {
 	const struct report_proc *proc;
-	struct mm_proc_stats s[WORLDS_MAX];
+	struct mm_proc_stats s[MM_WORLDS_MAX];
 	const struct report_region *regions; /* in address order */
 	size_t nregions;
 };
@@ -194,13 +194,13 @@ struct report_policy {
 /* Owns everything it shows: it outlives the worlds and the input. */
 struct report {
 	char command[32];
-	struct report_policy pol[WORLDS_MAX];
+	struct report_policy pol[MM_WORLDS_MAX];
 	size_t npol;
 	struct report_proc *procs;
 	struct report_row *rows; /* by pid */
 	size_t nrows;
-	struct mm_world_totals totals[WORLDS_MAX];
-	double pss[WORLDS_MAX];
+	struct mm_world_totals totals[MM_WORLDS_MAX];
+	double pss[MM_WORLDS_MAX];
 	struct report_mapping *maps; /* by today's tables, largest first */
 	size_t nmaps;
 	struct report_region *regions; /* the rows point into it */

@@ -28,7 +28,7 @@ struct compare_side {
 		uint64_t tables, shared; /* PTE tables met, and shared */
 		uint32_t whys;           /* 1 << enum report_why, each seen */
 		enum mm_reason reason;   /* the model's, for WHY_MODEL */
-	} pol[WORLDS_MAX];
+	} pol[MM_WORLDS_MAX];
 };
 
 struct compare_mapping {
@@ -50,7 +50,7 @@ struct compare_totals {
 };
 
 struct report_compare {
-	struct compare_totals totals[COMPARE_RUNS][WORLDS_MAX];
+	struct compare_totals totals[COMPARE_RUNS][MM_WORLDS_MAX];
 	struct compare_mapping *maps; /* whose sharing changed under some
 				       * policy, the biggest change first */
 	size_t nmaps;

@@ -180,7 +180,7 @@ static void faults(FILE *f, const struct report *r)
 	static const char *const mode[] = { "off (pagemap only)",
 					    "table (first fault per 2 MiB span)",
 					    "all" };
-	uint64_t seen[WORLDS_MAX] = { 0 }, touched[WORLDS_MAX] = { 0 };
+	uint64_t seen[MM_WORLDS_MAX] = { 0 }, touched[MM_WORLDS_MAX] = { 0 };
 	size_t without = 0;
 	for (size_t i = 0; i < r->nfinals; i++) {
 		const struct report_final *x = &r->finals[i];

@@ -130,7 +130,7 @@ static bool kernel_zero_page(void)
 }
 
 /* Serves until the stop signal, then the last checkpoint and the report. */
-static int serve(struct ingest *g, const struct worlds *ws,
+static int serve(struct ingest *g, const struct mm_worlds *ws,
 		 const struct daemon_options *o, const sigset_t *stop,
 		 struct outputs *out, size_t max_clients, size_t max_per_user,
 		 struct pts_heartbeat *heartbeat)
@@ -198,16 +198,16 @@ int main(int argc, char **argv)
 	int status = daemon_options_parse(&o, argc, argv);
 	if (status >= 0)
 		return status;
-	struct worlds ws;
+	struct mm_worlds ws;
 	char err[256];
-	if (worlds_init(&ws, o.policies, err, sizeof(err))) {
+	if (mm_worlds_init(&ws, o.policies, err, sizeof(err))) {
 		fprintf(stderr, "ptshared: %s\n", err);
 		return 2;
 	}
 	struct outputs out;
 	struct pts_heartbeat *heartbeat;
 	if (heartbeat_map(o.heartbeat_fd, &heartbeat) || outputs_open(&out, &o)) {
-		worlds_free(&ws);
+		mm_worlds_free(&ws);
 		return 1;
 	}
 	size_t max_clients = raise_fd_limit(o.max_clients);
@@ -226,6 +226,6 @@ int main(int argc, char **argv)
 	}
 	outputs_close(&out);
 	ingest_free(g);
-	worlds_free(&ws);
+	mm_worlds_free(&ws);
 	return status;
 }

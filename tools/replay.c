@@ -50,9 +50,9 @@ int cmd_replay(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct worlds ws;
+	struct mm_worlds ws;
 	char err[256];
-	if (worlds_init(&ws, p.v.policies, err, sizeof(err))) {
+	if (mm_worlds_init(&ws, p.v.policies, err, sizeof(err))) {
 		fprintf(stderr, "ptshare replay: %s\n", err);
 		return 2;
 	}
@@ -63,7 +63,7 @@ int cmd_replay(int argc, char **argv)
 			f ? "out of memory" : strerror(errno));
 		if (f)
 			fclose(f);
-		worlds_free(&ws);
+		mm_worlds_free(&ws);
 		return 1;
 	}
 	struct trace_error te;
@@ -76,6 +76,6 @@ int cmd_replay(int argc, char **argv)
 	int w = write_reports(ingest_report(g), "replay", p.v.json, p.v.html,
 			      (size_t)p.v.top_n);
 	ingest_free(g);
-	worlds_free(&ws);
+	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;
 }

@@ -13,7 +13,7 @@
 #include "cli_options.h"
 #include "ptshare/wire.h"
 #include "report.h"
-#include "worlds.h"
+#include "ptshare/mm.h"
 
 struct ingest;
 
@@ -63,7 +63,7 @@ struct run_result {
 	/* Asked for: the run's report, rebuilt from its records (NULL when
 	 * there is none), and what it lives in. */
 	const struct report *report;
-	struct worlds ws;
+	struct mm_worlds ws;
 	struct ingest *replay;
 };
 

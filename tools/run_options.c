@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "run.h"
-#include "worlds.h"
+#include "ptshare/mm.h"
 
 /* Longer bounds are surely a mistake in the unit. */
 #define DAEMON_TIMEOUT_MAX 3600
@@ -45,13 +45,14 @@ int run_options_parse(struct run_options *o, const char *name,
 		return 2;
 	}
 	o->cmd = argv + optind;
-	struct worlds ws;
+	struct mm_worlds ws;
 	char err[256];
-	if (o->v.policies && worlds_init(&ws, o->v.policies, err, sizeof(err))) {
+	if (o->v.policies &&
+	    mm_worlds_init(&ws, o->v.policies, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", name, err);
 		return 2;
 	}
 	if (o->v.policies)
-		worlds_free(&ws);
+		mm_worlds_free(&ws);
 	return -1;
 }

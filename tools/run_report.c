@@ -21,7 +21,7 @@ void run_report_rebuild(const char *who, const char *trace,
 			struct run_result *r)
 {
 	char err[256];
-	if (worlds_init(&r->ws, policies, err, sizeof(err))) {
+	if (mm_worlds_init(&r->ws, policies, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", who, err);
 		return;
 	}
@@ -31,7 +31,7 @@ void run_report_rebuild(const char *who, const char *trace,
 			f ? "out of memory" : strerror(errno));
 		if (f)
 			fclose(f);
-		worlds_free(&r->ws);
+		mm_worlds_free(&r->ws);
 		return;
 	}
 	struct trace_error te;

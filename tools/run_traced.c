@@ -432,7 +432,7 @@ void run_result_free(struct run_result *r)
 {
 	if (r->replay) {
 		ingest_free(r->replay);
-		worlds_free(&r->ws);
+		mm_worlds_free(&r->ws);
 	}
 	*r = (struct run_result){ 0 };
 }

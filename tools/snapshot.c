@@ -16,7 +16,7 @@
 #include "report.h"
 
 struct snapshot {
-	struct worlds ws;
+	struct mm_worlds ws;
 	struct report_proc *procs;
 	size_t nprocs, cap_procs;
 	struct report_skip *skips;
@@ -173,7 +173,7 @@ out:
 
 static void snapshot_free(struct snapshot *s)
 {
-	worlds_free(&s->ws);
+	mm_worlds_free(&s->ws);
 	for (size_t i = 0; i < s->nobjects; i++)
 		free((char *)s->objects[i].name);
 	free(s->objects);
@@ -221,7 +221,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	struct snapshot s = { 0 };
 	char err[256];
-	if (worlds_init(&s.ws, p.v.policies, err, sizeof(err))) {
+	if (mm_worlds_init(&s.ws, p.v.policies, err, sizeof(err))) {
 		fprintf(stderr, "ptshare snapshot: %s\n", err);
 		return 2;
 	}

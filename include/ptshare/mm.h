@@ -260,4 +260,20 @@ int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
  * which.  Costs a walk of every table: for tests. */
 int mm_check(struct mm_world *w);
 
+/* One world per policy, fed the same operations; `linux` is always the
+ * first, the baseline every other policy is compared with. */
+#define MM_WORLDS_MAX 8
+
+struct mm_worlds {
+	struct mm_policy policy[MM_WORLDS_MAX];
+	struct mm_world *w[MM_WORLDS_MAX];
+	size_t n;
+};
+
+/* list: comma-separated policy specs (mm_policy_parse), or NULL for every
+ * built-in policy.  Returns 0, or -1 with a message in err. */
+int mm_worlds_init(struct mm_worlds *ws, const char *list, char *err,
+		   size_t errlen);
+void mm_worlds_free(struct mm_worlds *ws);
+
 #endif

@@ -14,7 +14,7 @@
 #include "ingest.h"
 
 struct fuzz_run {
-	struct worlds ws;
+	struct mm_worlds ws;
 	struct ingest *g;
 };
 

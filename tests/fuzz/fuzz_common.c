@@ -33,12 +33,12 @@ void fuzz_fail(const char *fmt, ...)
 int fuzz_begin(struct fuzz_run *f)
 {
 	char err[256];
-	if (worlds_init(&f->ws, NULL, err, sizeof(err)))
+	if (mm_worlds_init(&f->ws, NULL, err, sizeof(err)))
 		return -1;
 	for (size_t k = 0; k < f->ws.n; k++)
 		mm_world_limit_tables(f->ws.w[k], FUZZ_MAX_TABLES);
 	if (!(f->g = ingest_new(&f->ws, false, NULL))) {
-		worlds_free(&f->ws);
+		mm_worlds_free(&f->ws);
 		return -1;
 	}
 	return 0;
@@ -82,5 +82,5 @@ void fuzz_end(struct fuzz_run *f)
 				  mm_world_error(f->ws.w[k]));
 	}
 	ingest_free(f->g);
-	worlds_free(&f->ws);
+	mm_worlds_free(&f->ws);
 }

@@ -23,7 +23,7 @@
 #define MIB (1ULL << 20)
 
 struct fixture {
-	struct worlds ws;
+	struct mm_worlds ws;
 	struct ingest *g;
 	FILE *trace;      /* what the ingest applied, or NULL */
 	uint32_t seq[64]; /* per connection */
@@ -34,7 +34,7 @@ static struct fixture *fixture_new(FILE *trace)
 	struct fixture *f = calloc(1, sizeof(*f));
 	char err[128];
 	assert_non_null(f);
-	assert_int_equal(worlds_init(&f->ws, NULL, err, sizeof(err)), 0);
+	assert_int_equal(mm_worlds_init(&f->ws, NULL, err, sizeof(err)), 0);
 	f->g = ingest_new(&f->ws, false, trace);
 	assert_non_null(f->g);
 	f->trace = trace;
@@ -44,7 +44,7 @@ static struct fixture *fixture_new(FILE *trace)
 static void fixture_free(struct fixture *f)
 {
 	ingest_free(f->g);
-	worlds_free(&f->ws);
+	mm_worlds_free(&f->ws);
 	if (f->trace)
 		fclose(f->trace);
 	free(f);

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-#include "worlds.h"
+/* The worlds of include/ptshare/mm.h: one per policy named. */
+#include "ptshare/mm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int add(struct worlds *ws, const struct mm_policy *p, char *err,
+static int add(struct mm_worlds *ws, const struct mm_policy *p, char *err,
 	       size_t errlen)
 {
 	for (size_t i = 0; i < ws->n; i++)
 		if (!strcmp(ws->policy[i].name, p->name) &&
 		    ws->policy[i].levels == p->levels)
 			return 0; /* named twice */
-	if (ws->n == WORLDS_MAX) {
-		snprintf(err, errlen, "at most %d policies", WORLDS_MAX);
+	if (ws->n == MM_WORLDS_MAX) {
+		snprintf(err, errlen, "at most %d policies", MM_WORLDS_MAX);
 		return -1;
 	}
 	ws->policy[ws->n] = *p;
@@ -25,9 +26,10 @@ static int add(struct worlds *ws, const struct mm_policy *p, char *err,
 	return 0;
 }
 
-int worlds_init(struct worlds *ws, const char *list, char *err, size_t errlen)
+int mm_worlds_init(struct mm_worlds *ws, const char *list, char *err,
+		   size_t errlen)
 {
-	*ws = (struct worlds){ 0 };
+	*ws = (struct mm_worlds){ 0 };
 	if (add(ws, &mm_policy_linux, err, errlen))
 		return -1;
 	if (!list) {
@@ -56,11 +58,11 @@ int worlds_init(struct worlds *ws, const char *list, char *err, size_t errlen)
 		return 0;
 	snprintf(err, errlen, "no policy in '%s'", list);
 fail:
-	worlds_free(ws);
+	mm_worlds_free(ws);
 	return -1;
 }
 
-void worlds_free(struct worlds *ws)
+void mm_worlds_free(struct mm_worlds *ws)
 {
 	for (size_t i = 0; i < ws->n; i++)
 		mm_world_free(ws->w[i]);
