@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "access.h"
-#include "cli.h"
+#include "cli/cli.h"
 
 /* Users a list may name: a system-wide daemon serves a few services' users
  * (or all of them). */

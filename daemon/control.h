@@ -16,7 +16,7 @@
 
 #include "ptshare/wire.h"
 #include "recv.h"
-#include "report.h"
+#include "report/report.h"
 
 /* Outputs a request may ask for: text, JSON, HTML (PTS_REPORT_*). */
 #define CONTROL_OUTPUTS 3

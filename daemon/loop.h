@@ -22,7 +22,7 @@
 
 #include "conns.h"
 #include "control.h"
-#include "ingest.h"
+#include "ingest/ingest.h"
 
 struct loop_config {
 	int listen_fd;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "access.h"
-#include "ingest.h"
+#include "ingest/ingest.h"
 #include "listen.h"
 #include "loop.h"
 #include "options.h"

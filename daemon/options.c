@@ -4,8 +4,8 @@
 #include <stdio.h>
 
 #include "access.h"
-#include "cli.h"
-#include "cli_options.h"
+#include "cli/cli.h"
+#include "cli/cli_options.h"
 #include "options.h"
 
 /* A day: longer intervals are surely a mistake in the unit. */

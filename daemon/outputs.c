@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "outputs.h"
 
 /* path, or "-" for stdout, or dflt when path is NULL. */

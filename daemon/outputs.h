@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "options.h"
-#include "report.h"
+#include "report/report.h"
 
 struct output {
 	const char *name; /* for messages */

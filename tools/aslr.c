@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "aslr.h"
-#include "cli.h"
+#include "cli/cli.h"
 #include "commands.h"
 
 #define VA_SPACE_PATH "/proc/sys/kernel/randomize_va_space"

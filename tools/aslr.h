@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "report_compare.h"
+#include "report/report_compare.h"
 #include "run.h"
 
 /* The two runs, randomised first, and what they are compared with. */

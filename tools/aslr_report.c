@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "aslr.h"
-#include "json.h"
+#include "report/json.h"
 
 #define ASLR_SCHEMA_VERSION 1
 

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "report.h"
+#include "report/report.h"
 
 int cmd_snapshot(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "commands.h"
 
 /* path: "-" for stdout, else as cli_output_open takes it.  0, or 1 with

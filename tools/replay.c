@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_options.h"
+#include "cli/cli.h"
+#include "cli/cli_options.h"
 #include "commands.h"
-#include "trace.h"
+#include "ingest/trace.h"
 
 static void usage(FILE *f)
 {

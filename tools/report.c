@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_options.h"
+#include "cli/cli.h"
+#include "cli/cli_options.h"
 #include "commands.h"
 #include "ptshare/wire.h"
 #include "lib/clock.h"

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "cli_options.h"
+#include "cli/cli_options.h"
 #include "ptshare/wire.h"
-#include "report.h"
+#include "report/report.h"
 #include "ptshare/mm.h"
 
 struct ingest;

@@ -3,7 +3,7 @@
  * parser, so that an option means the same in both. */
 #include <stdio.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "run.h"
 #include "ptshare/mm.h"
 

@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "commands.h"
-#include "ingest.h"
+#include "ingest/ingest.h"
 #include "run.h"
-#include "trace.h"
+#include "ingest/trace.h"
 
 void run_report_rebuild(const char *who, const char *trace,
 			const char *policies, const char *cut,

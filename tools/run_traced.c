@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ingest.h"
-#include "path_open.h"
+#include "ingest/ingest.h"
+#include "cli/path_open.h"
 #include "ptshare/wire.h"
 #include "run.h"
 

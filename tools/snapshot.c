@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_options.h"
+#include "cli/cli.h"
+#include "cli/cli_options.h"
 #include "commands.h"
-#include "proc_image.h"
+#include "ingest/proc_image.h"
 #include "lib/grow.h"
-#include "report.h"
+#include "report/report.h"
 
 struct snapshot {
 	struct mm_worlds ws;

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "callsite.h"
+#include "ingest/callsite.h"
 
 static void test_ranges_set(void **state)
 {

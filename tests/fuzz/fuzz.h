@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ingest.h"
+#include "ingest/ingest.h"
 
 struct fuzz_run {
 	struct mm_worlds ws;

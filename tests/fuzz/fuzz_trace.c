@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "trace.h"
+#include "ingest/trace.h"
 
 #define FRAME 8 /* pid, conn */
 

@@ -30,10 +30,10 @@
 
 #include <cmocka.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "ptshare/wire.h"
 #include "run_util.h"
-#include "trace.h"
+#include "ingest/trace.h"
 
 #define VICTIM_TEXT "root's own, not to be touched\n"
 

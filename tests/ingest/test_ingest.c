@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "ck_reading.h"
-#include "ingest.h"
-#include "trace.h"
+#include "ingest/ingest.h"
+#include "ingest/trace.h"
 
 #define BASE 0x100000000000ULL
 #define MIB (1ULL << 20)

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "ingest_internal.h"
-#include "symbols.h"
+#include "report/symbols.h"
 #include "trace.h"
 #include "lib/clock.h"
 #include "lib/bsearch.h"

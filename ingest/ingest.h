@@ -21,7 +21,7 @@
 #include <sys/types.h>
 
 #include "ptshare/wire.h"
-#include "report.h"
+#include "report/report.h"
 #include "ptshare/mm.h"
 
 struct ingest;
