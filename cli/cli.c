@@ -135,7 +135,7 @@ FILE *cli_output_open(const char *path, char *why, size_t cap)
 	struct path_open o = {
 		.path = path, .flags = O_WRONLY | O_CREAT | O_NONBLOCK, .mode = 0600,
 	};
-	int fd = path_open(&o), err = errno;
+	int fd = cli_path_open(&o), err = errno;
 	/* ENXIO: a FIFO with no reader, a socket; which says why. */
 	if (fd < 0 && err == ENXIO) {
 		output_kind(&o, err, why, cap);

@@ -19,7 +19,7 @@ int cli_faults(const char *s, uint32_t *out);
  * An output as the commands name it, opened for writing (docs/promises.md,
  * Outputs): "-" is stdout; a path naming an fd of the caller's
  * (/dev/stderr, /dev/fd/N) is that fd, as it is; else, through
- * path_open() (no other user's symbolic link is followed), a new file
+ * cli_path_open() (no other user's symbolic link is followed), a new file
  * (0600), or one there already that is the caller's with one name (made
  * 0600 and emptied), or the caller's (or root's) FIFO with a reader or
  * character device.  Anything else is refused, left as it was: NULL with

@@ -201,7 +201,7 @@ static int walk(struct path_open *o, char buf[2][2 * PATH_MAX], int *dir)
 	}
 }
 
-int path_open(struct path_open *o)
+int cli_path_open(struct path_open *o)
 {
 	char buf[2][2 * PATH_MAX];
 	o->held = false;
@@ -227,12 +227,12 @@ int path_open(struct path_open *o)
 	return fd;
 }
 
-int path_dir_kept(const char *dir, char *why, size_t cap)
+int cli_path_dir_kept(const char *dir, char *why, size_t cap)
 {
 	struct path_open o = {
 		.path = dir, .flags = O_PATH | O_DIRECTORY, .rules = PATH_DIRS_OURS,
 	};
-	int fd = path_open(&o);
+	int fd = cli_path_open(&o);
 	if (fd < 0) {
 		snprintf(why, cap, "%s", o.why);
 		return -1;

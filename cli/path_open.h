@@ -37,13 +37,13 @@ struct path_open {
 };
 
 /* The fd, or -1 with errno and o->why set. */
-int path_open(struct path_open *o);
+int cli_path_open(struct path_open *o);
 
 /* Whether no other user can change what dir holds, nor where its path
  * leads: dir and every directory on the way are the caller's or root's,
  * sticky when others may write them, and no other user's link is
  * followed.  For a private directory made in dir, whose path other
  * processes will use (`ptshare run`'s sockets).  0, or -1 with why. */
-int path_dir_kept(const char *dir, char *why, size_t cap);
+int cli_path_dir_kept(const char *dir, char *why, size_t cap);
 
 #endif

@@ -11,7 +11,8 @@
 #include "lib/grow.h"
 #include "lib/bsearch.h"
 
-int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n)
+int ingest_code_map_set(struct code_map *m, const struct pts_ck_vma *v,
+			size_t n)
 {
 	m->n = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -27,7 +28,7 @@ int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n)
 	return 0;
 }
 
-int code_map_copy(struct code_map *dst, const struct code_map *src)
+int ingest_code_map_copy(struct code_map *dst, const struct code_map *src)
 {
 	dst->n = 0;
 	if (grow_array((void **)&dst->r, &dst->cap, src->n, sizeof(*dst->r)))
@@ -38,7 +39,7 @@ int code_map_copy(struct code_map *dst, const struct code_map *src)
 	return 0;
 }
 
-void code_map_free(struct code_map *m)
+void ingest_code_map_free(struct code_map *m)
 {
 	free(m->r);
 	*m = (struct code_map){ 0 };
@@ -111,8 +112,9 @@ static int rehash(struct callsites *t)
 	return 0;
 }
 
-uint32_t callsites_intern(struct callsites *t, const struct code_map *code,
-			  const uint64_t *addr, size_t n)
+uint32_t ingest_callsites_intern(struct callsites *t,
+				 const struct code_map *code,
+				 const uint64_t *addr, size_t n)
 {
 	struct callsite_frame f[PTS_MAX_FRAMES];
 	n = n < PTS_MAX_FRAMES ? n : PTS_MAX_FRAMES;
@@ -138,8 +140,8 @@ uint32_t callsites_intern(struct callsites *t, const struct code_map *code,
 	return t->slot[i] = (uint32_t)t->nsites;
 }
 
-const struct callsite_frame *callsites_get(const struct callsites *t,
-					   uint32_t site, size_t *n)
+const struct callsite_frame *ingest_callsites_get(const struct callsites *t,
+						  uint32_t site, size_t *n)
 {
 	if (!site || site > t->nsites) {
 		*n = 0;
@@ -149,7 +151,7 @@ const struct callsite_frame *callsites_get(const struct callsites *t,
 	return &t->frames[t->sites[site - 1].first];
 }
 
-void callsites_free(struct callsites *t)
+void ingest_callsites_free(struct callsites *t)
 {
 	free(t->frames);
 	free(t->sites);

@@ -38,9 +38,10 @@ struct code_map {
 
 /* Replaces the map with the executable file mappings among v (a
  * checkpoint's, in address order). */
-int code_map_set(struct code_map *m, const struct pts_ck_vma *v, size_t n);
-int code_map_copy(struct code_map *dst, const struct code_map *src);
-void code_map_free(struct code_map *m);
+int ingest_code_map_set(struct code_map *m, const struct pts_ck_vma *v,
+			size_t n);
+int ingest_code_map_copy(struct code_map *dst, const struct code_map *src);
+void ingest_code_map_free(struct code_map *m);
 
 /* The call sites of a run, each kept once: a site is a number > 0. */
 struct callsites {
@@ -57,12 +58,13 @@ struct callsites {
 
 /* The site of the n return addresses addr, translated with code: its
  * number, or 0 when there are none (or memory ran out). */
-uint32_t callsites_intern(struct callsites *t, const struct code_map *code,
-			  const uint64_t *addr, size_t n);
+uint32_t ingest_callsites_intern(struct callsites *t,
+				 const struct code_map *code,
+				 const uint64_t *addr, size_t n);
 /* The frames of site (> 0); *n set. */
-const struct callsite_frame *callsites_get(const struct callsites *t,
-					   uint32_t site, size_t *n);
-void callsites_free(struct callsites *t);
+const struct callsite_frame *ingest_callsites_get(const struct callsites *t,
+						  uint32_t site, size_t *n);
+void ingest_callsites_free(struct callsites *t);
 
 /* Which site made which range of one process: disjoint ranges in an
  * ordered set (a process may have 65,000 of them, and each record changes
@@ -72,17 +74,19 @@ struct site_ranges {
 };
 
 /* [start, end) was made by site (0: by nothing known: forgotten). */
-int site_ranges_set(struct site_ranges *s, uint64_t start, uint64_t end,
-		    uint32_t site);
+int ingest_site_ranges_set(struct site_ranges *s, uint64_t start, uint64_t end,
+			   uint32_t site);
 /* mremap: what [old, old + old_len) held moves to new (its first new_len
  * bytes), the old range is unmapped unless keep_old, and a growth
  * [new + old_len, new + new_len) was made by site. */
-int site_ranges_move(struct site_ranges *s, uint64_t old, uint64_t old_len,
-		     uint64_t new, uint64_t new_len, bool keep_old,
-		     uint32_t site);
+int ingest_site_ranges_move(struct site_ranges *s, uint64_t old,
+			    uint64_t old_len,
+			    uint64_t new, uint64_t new_len, bool keep_old,
+			    uint32_t site);
 /* The site that made addr, or 0. */
-uint32_t site_ranges_at(const struct site_ranges *s, uint64_t addr);
-int site_ranges_copy(struct site_ranges *dst, const struct site_ranges *src);
-void site_ranges_free(struct site_ranges *s);
+uint32_t ingest_site_ranges_at(const struct site_ranges *s, uint64_t addr);
+int ingest_site_ranges_copy(struct site_ranges *dst,
+			    const struct site_ranges *src);
+void ingest_site_ranges_free(struct site_ranges *s);
 
 #endif

@@ -56,8 +56,8 @@ static void range_free(struct site_ranges *s, struct site_range *r)
 	free(r);
 }
 
-int site_ranges_set(struct site_ranges *s, uint64_t start, uint64_t end,
-		    uint32_t site)
+int ingest_site_ranges_set(struct site_ranges *s, uint64_t start, uint64_t end,
+			   uint32_t site)
 {
 	if (start >= end)
 		return 0;
@@ -92,9 +92,10 @@ int site_ranges_set(struct site_ranges *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-int site_ranges_move(struct site_ranges *s, uint64_t old, uint64_t old_len,
-		     uint64_t new, uint64_t new_len, bool keep_old,
-		     uint32_t site)
+int ingest_site_ranges_move(struct site_ranges *s, uint64_t old,
+			    uint64_t old_len,
+			    uint64_t new, uint64_t new_len, bool keep_old,
+			    uint32_t site)
 {
 	uint64_t keep = old_len < new_len ? old_len : new_len;
 	struct site_ranges moved = { 0 };
@@ -103,35 +104,38 @@ int site_ranges_move(struct site_ranges *s, uint64_t old, uint64_t old_len,
 	     !r && m && m->start < old + keep; m = next_of(m)) {
 		uint64_t a = m->start > old ? m->start : old;
 		uint64_t b = m->end < old + keep ? m->end : old + keep;
-		r = site_ranges_set(&moved, a - old + new, b - old + new, m->site);
+		r = ingest_site_ranges_set(&moved, a - old + new, b - old + new,
+					   m->site);
 	}
 	if (!r && !keep_old)
-		r = site_ranges_set(s, old, old + old_len, 0);
+		r = ingest_site_ranges_set(s, old, old + old_len, 0);
 	if (!r)
-		r = site_ranges_set(s, new, new + new_len, 0);
+		r = ingest_site_ranges_set(s, new, new + new_len, 0);
 	for (struct site_range *m = range_of(moved.t.first); !r && m;
 	     m = next_of(m))
-		r = site_ranges_set(s, m->start, m->end, m->site);
+		r = ingest_site_ranges_set(s, m->start, m->end, m->site);
 	if (!r && new_len > old_len)
-		r = site_ranges_set(s, new + old_len, new + new_len, site);
-	site_ranges_free(&moved);
+		r = ingest_site_ranges_set(s, new + old_len, new + new_len,
+					   site);
+	ingest_site_ranges_free(&moved);
 	return r;
 }
 
-uint32_t site_ranges_at(const struct site_ranges *s, uint64_t addr)
+uint32_t ingest_site_ranges_at(const struct site_ranges *s, uint64_t addr)
 {
 	const struct site_range *r = first_after(s, addr);
 	return r && r->start <= addr ? r->site : 0;
 }
 
-int site_ranges_copy(struct site_ranges *dst, const struct site_ranges *src)
+int ingest_site_ranges_copy(struct site_ranges *dst,
+			    const struct site_ranges *src)
 {
-	site_ranges_free(dst);
+	ingest_site_ranges_free(dst);
 	for (const struct site_range *r = range_of(src->t.first); r;
 	     r = next_of(r)) {
 		struct site_range *c = range_new(r->start, r->end, r->site);
 		if (!c) {
-			site_ranges_free(dst);
+			ingest_site_ranges_free(dst);
 			return -ENOMEM;
 		}
 		avl_insert(&dst->t, &c->node, starts_before);
@@ -139,7 +143,7 @@ int site_ranges_copy(struct site_ranges *dst, const struct site_ranges *src)
 	return 0;
 }
 
-void site_ranges_free(struct site_ranges *s)
+void ingest_site_ranges_free(struct site_ranges *s)
 {
 	for (struct site_range *r = range_of(s->t.first), *next; r; r = next) {
 		next = next_of(r);

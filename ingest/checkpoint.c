@@ -33,7 +33,7 @@ static void emit(struct ingest *g, struct session *s, union ck_buf *r,
 {
 	r->h = (struct pts_hdr){ .type = type, .size = (uint16_t)size,
 				 .time_ns = now_ns() };
-	apply(g, s->pid, 0, r, NULL);
+	ingest_apply(g, s->pid, 0, r, NULL);
 }
 
 /* The mapping as the model and the traces take it: SysV segments by shmid
@@ -60,7 +60,8 @@ static void emit_names(struct ingest *g, struct session *s,
 		const struct procfs_vma *pv = &img->maps.vmas[i];
 		struct pts_ck_vma v;
 		if (!*pv->path || !ck_vma_of(pv, &v) || v.kind == MM_OBJ_ANON ||
-		    object_name(g, &(struct mm_object_id){ v.kind, v.dev, v.ino }))
+		    ingest_object_name(g, &(struct mm_object_id){ v.kind, v.dev,
+								   v.ino }))
 			continue;
 		size_t len = strlen(pv->path);
 		size_t max = sizeof(r) - sizeof(r.name) - 10;
@@ -80,14 +81,15 @@ static void emit_names(struct ingest *g, struct session *s,
 
 /* Reads s's /proc and applies it as checkpoint records.  Returns 0, or
  * what the read said (-ESRCH: the process is gone). */
-int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason)
+int ingest_checkpoint_read(struct ingest *g, struct session *s, uint32_t reason)
 {
 	struct proc_image img = { 0 };
 	union ck_buf r;
 	int err = -ENOMEM;
-	reading_done(s);
+	ingest_reading_done(s);
 	if (g->fs || (g->fs = calloc(1, sizeof(*g->fs))))
-		err = proc_image_read(s->pid, fs_cache_get(g->fs, s->pid), &img);
+		err = ingest_proc_image_read(
+			s->pid, ingest_fs_cache_get(g->fs, s->pid), &img);
 	struct pts_ck_begin *b = (struct pts_ck_begin *)&r;
 	b->pid = s->pid;
 	b->reason = reason;
@@ -138,7 +140,7 @@ int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason)
 	e->stable = !err && img.stable;
 	e->err = err;
 	emit(g, s, &r, PTS_CK_END, sizeof(*e));
-	proc_image_free(&img);
+	ingest_proc_image_free(&img);
 	return err;
 }
 
@@ -192,21 +194,23 @@ static void ck_end(struct ingest *g, struct session *s,
 	}
 	if (e->err == -ESRCH && !s->conn) /* a connection says so as it closes */
 		s->gone = true;
-	if (session_end_if_over(g, s) || e->err || !s->in_model)
+	if (ingest_session_end_if_over(g, s) || e->err || !s->in_model)
 		return;
 	if (!runs_fit_vmpte(ck, e)) { /* refused, not read again */
 		s->in_checkpoint = true;
-		session_refused(g, s, "more populated spans than page tables");
+		ingest_session_refused(g, s,
+				       "more populated spans than page tables");
 		s->in_checkpoint = false;
 		return;
 	}
-	code_map_set(&s->code, ck->vma, ck->nvma);
+	ingest_code_map_set(&s->code, ck->vma, ck->nvma);
 	s->in_checkpoint = true;
-	reconcile(g, s, ck->vma, ck->nvma);
+	ingest_reconcile(g, s, ck->vma, ck->nvma);
 	for (size_t k = 0; k < g->ws->n; k++)
 		if (mm_observe(g->ws->w[k], pid, 0, MM_TASK_SIZE, ck->run,
 			       ck->nrun) < 0)
-			session_refused(g, s, mm_world_error(g->ws->w[k]));
+			ingest_session_refused(g, s,
+					       mm_world_error(g->ws->w[k]));
 	s->in_checkpoint = false;
 	struct mm_proc_stats st;
 	if (mm_proc_stats(g->ws->w[0], pid, &st))
@@ -216,7 +220,7 @@ static void ck_end(struct ingest *g, struct session *s,
 	s->last.proc.stable = e->stable;
 	s->last.reason = ck->reason;
 	/* Before processes start to leave, and on the timer: the peak, once
-	 * the reading it belongs to is over (apply()). */
+	 * the reading it belongs to is over (ingest_apply()). */
 	if (ck->reason == PTS_CK_EXIT || ck->reason == PTS_CK_TIMER ||
 	    ck->reason == PTS_CK_FINAL)
 		g->peak_due = true;
@@ -229,21 +233,21 @@ static void ck_end(struct ingest *g, struct session *s,
  */
 static void adopt(struct ingest *g, struct session *s)
 {
-	if (s->in_model || !s->hello_seq || !enter_model(g, s, 0))
+	if (s->in_model || !s->hello_seq || !ingest_enter_model(g, s, 0))
 		return;
 	s->hello_seq = 0;
 	s->adopted = true; /* so its close, released here, cannot end it */
-	release_held(g, s, NULL);
+	ingest_release_held(g, s, NULL);
 }
 
-void apply_checkpoint(struct ingest *g, struct session *s,
-		      const struct pts_hdr *h)
+void ingest_apply_checkpoint(struct ingest *g, struct session *s,
+			     const struct pts_hdr *h)
 {
 	switch (h->type) {
 	case PTS_CK_NAME: {
 		const struct pts_ck_name *r = (const struct pts_ck_name *)h;
-		name_object(g, &(struct mm_object_id){ r->kind, r->dev, r->ino },
-			    r->name, r->len);
+		struct mm_object_id id = { r->kind, r->dev, r->ino };
+		ingest_name_object(g, &id, r->name, r->len);
 		return;
 	}
 	case PTS_CK_FS:

@@ -53,8 +53,8 @@ static void session_free(struct session *s)
 	free(s->ck.vma);
 	free(s->ck.run);
 	free(s->held.buf);
-	code_map_free(&s->code);
-	site_ranges_free(&s->sites);
+	ingest_code_map_free(&s->code);
+	ingest_site_ranges_free(&s->sites);
 	free(s);
 }
 
@@ -67,10 +67,10 @@ void ingest_free(struct ingest *g)
 	for (size_t i = 0; i < g->nnames; i++)
 		free(g->names[i].name);
 	report_free(&g->peak);
-	callsites_free(&g->callsites);
-	symbols_free(g->symbols);
+	ingest_callsites_free(&g->callsites);
+	report_symbols_free(g->symbols);
 	if (g->fs)
-		fs_cache_free(g->fs);
+		ingest_fs_cache_free(g->fs);
 	free(g->fs);
 	free(g->sess);
 	free(g->conn);
@@ -88,7 +88,7 @@ static size_t sess_index(const struct ingest *g, int32_t pid)
 	return bsearch_first(g->sess, g->nsess, s, (*s)->pid < pid);
 }
 
-struct session *session_of(struct ingest *g, int32_t pid)
+struct session *ingest_session_of(struct ingest *g, int32_t pid)
 {
 	size_t i = sess_index(g, pid);
 	return i < g->nsess && g->sess[i]->pid == pid ? g->sess[i] : NULL;
@@ -211,7 +211,7 @@ static bool session_over(const struct session *s)
  * the report stay one.  Until then, a child gone is out of the worlds; a
  * half that never comes (a child forked with no fd left, a parent's
  * PTS_FORK lost) leaves its line to the end of the run. */
-bool session_end_if_over(struct ingest *g, struct session *s)
+bool ingest_session_end_if_over(struct ingest *g, struct session *s)
 {
 	if (!session_over(s)) {
 		if (s->gone && !s->conn)
@@ -224,12 +224,13 @@ bool session_end_if_over(struct ingest *g, struct session *s)
 
 /* A record the model or the protocol refused: counted, and the process
  * will be read again from /proc. */
-void session_refused(struct ingest *g, struct session *s, const char *why)
+void ingest_session_refused(struct ingest *g, struct session *s,
+			    const char *why)
 {
 	(void)why;
 	s->last.refused++;
 	g->stream.refused++;
-	reading_owed(g, s);
+	ingest_reading_owed(g, s);
 }
 
 static void trace_frame(struct ingest *g, int32_t pid, uint32_t conn,
@@ -330,24 +331,25 @@ void ingest_action_ack(struct ingest_action *act, uint32_t conn,
 
 /* The process now exists in the worlds: its held records go through,
  * then its connection's close. */
-void release_held(struct ingest *g, struct session *s,
+void ingest_release_held(struct ingest *g, struct session *s,
 			 struct ingest_action *act)
 {
 	struct held h = s->held;
 	s->held = (struct held){ 0 };
 	if (h.overflowed)
-		session_refused(g, s, "too many records before its fork");
+		ingest_session_refused(g, s,
+				       "too many records before its fork");
 	for (size_t off = 0; off + 4 <= h.len;) {
 		union aligned_rec r;
 		uint32_t len;
 		memcpy(&len, h.buf + off, 4);
 		memcpy(&r, h.buf + off + 4, len);
-		apply(g, s->pid, s->conn, &r, act);
+		ingest_apply(g, s->pid, s->conn, &r, act);
 		off += 4 + len;
 	}
 	free(h.buf);
 	if (h.close.h.type)
-		apply(g, s->pid, s->conn, &h.close, act);
+		ingest_apply(g, s->pid, s->conn, &h.close, act);
 }
 
 static void hold(struct session *s, const void *buf, size_t len)
@@ -366,7 +368,7 @@ static void hold(struct session *s, const void *buf, size_t len)
 
 /* The process enters the worlds: created, forked from its parent, or
  * replaced by an exec. */
-bool enter_model(struct ingest *g, struct session *s, int32_t parent)
+bool ingest_enter_model(struct ingest *g, struct session *s, int32_t parent)
 {
 	for (size_t k = 0; k < g->ws->n; k++) {
 		struct mm_world *w = g->ws->w[k];
@@ -381,11 +383,11 @@ bool enter_model(struct ingest *g, struct session *s, int32_t parent)
 		}
 	}
 	/* A child maps what its parent mapped, made by the same calls. */
-	struct session *p = parent > 0 ? session_of(g, parent) : NULL;
-	site_ranges_free(&s->sites);
+	struct session *p = parent > 0 ? ingest_session_of(g, parent) : NULL;
+	ingest_site_ranges_free(&s->sites);
 	if (p) {
-		site_ranges_copy(&s->sites, &p->sites);
-		code_map_copy(&s->code, &p->code);
+		ingest_site_ranges_copy(&s->sites, &p->sites);
+		ingest_code_map_copy(&s->code, &p->code);
 	}
 	s->in_model = true;
 	return true;
@@ -418,29 +420,30 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 	uint32_t reason = s->in_model ? PTS_CK_EXEC : PTS_CK_CONNECT;
 	if (r->flags & PTS_HELLO_FORKED) {
 		reason = PTS_CK_FORK;
-	} else if (!enter_model(g, s, 0)) {
-		session_refused(g, s, "the model refused the process");
+	} else if (!ingest_enter_model(g, s, 0)) {
+		ingest_session_refused(g, s, "the model refused the process");
 		ingest_action_ack(act, conn, r->h.seq);
 		return;
 	}
 	s->exec_pending = false;
 	if (g->live)
-		checkpoint_read(g, s, reason);
+		ingest_checkpoint_read(g, s, reason);
 	ingest_action_ack(act, conn, r->h.seq);
 }
 
 static void fork_child(struct ingest *g, struct session *parent,
 		       const struct pts_fork *r, struct ingest_action *act)
 {
-	struct session *c = session_of(g, r->child);
+	struct session *c = ingest_session_of(g, r->child);
 	if (c && c->adopted) { /* read from /proc already: nothing to copy */
 		c->adopted = false;
-		session_end_if_over(g, c);
+		ingest_session_end_if_over(g, c);
 		return;
 	}
 	/* Known already: in the worlds, or gone after its fork came. */
 	if (c && !c->hello_seq && (c->in_model || c->gone)) {
-		session_refused(g, parent, "fork of a pid already known");
+		ingest_session_refused(g, parent,
+				       "fork of a pid already known");
 		return;
 	}
 	if (!c && !(c = session_new(g, r->child, parent->uid)))
@@ -452,16 +455,16 @@ static void fork_child(struct ingest *g, struct session *parent,
 	/* A parent out of the worlds (gone before its connection was read)
 	 * has nothing to copy: its child enters as it is, as an adopted one
 	 * does, and its readings fill it. */
-	if (!enter_model(g, c, parent->in_model ? parent->pid : 0)) {
-		session_refused(g, parent, "the model refused the fork");
+	if (!ingest_enter_model(g, c, parent->in_model ? parent->pid : 0)) {
+		ingest_session_refused(g, parent, "the model refused the fork");
 		return;
 	}
 	if (c->hello_seq) { /* its HELLO came first: it waits for us */
 		if (g->live)
-			checkpoint_read(g, c, PTS_CK_FORK);
+			ingest_checkpoint_read(g, c, PTS_CK_FORK);
 		ingest_action_ack(act, c->conn, c->hello_seq);
 		c->hello_seq = 0;
-		release_held(g, c, act); /* last: it may end c */
+		ingest_release_held(g, c, act); /* last: it may end c */
 	}
 }
 
@@ -517,7 +520,7 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 			if (now_ns() - g->full_read_ns > FULL_READ_GAP_NS)
 				ingest_checkpoint_all(g, PTS_CK_TIMER);
 			if (s->in_model)
-				checkpoint_read(g, s, PTS_CK_EXIT);
+				ingest_checkpoint_read(g, s, PTS_CK_EXIT);
 		}
 		ingest_action_ack(act, conn, h->seq);
 		return;
@@ -533,7 +536,7 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 	if (h->type == PTS_OWN_UFFD)
 		own_uffd(&s->last, (const struct pts_own_uffd *)r);
 	else if (s->in_model)
-		apply_call(g, s, h);
+		ingest_apply_call(g, s, h);
 }
 
 static void conn_open(struct ingest *g, uint32_t conn,
@@ -541,7 +544,7 @@ static void conn_open(struct ingest *g, uint32_t conn,
 {
 	g->last_conn = conn;
 	g->stream.connections++;
-	struct session *s = session_of(g, r->pid);
+	struct session *s = ingest_session_of(g, r->pid);
 	/* A process gone does not connect again: after its own connection,
 	 * one of its pid is a new process's (the pid was reused while it
 	 * waited for its parent's PTS_FORK). */
@@ -581,11 +584,11 @@ static void conn_close(struct ingest *g, uint32_t conn, bool outlived)
 	s->gone |= !outlived || s->exiting;
 	if (!s->gone && !s->exec_pending)
 		s->untraced = true;
-	session_end_if_over(g, s);
+	ingest_session_end_if_over(g, s);
 }
 
-void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
-	   struct ingest_action *act)
+void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
+		  struct ingest_action *act)
 {
 	const union aligned_rec *r = rec;
 	const struct pts_hdr *h = &r->h;
@@ -605,12 +608,12 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		conn_close(g, conn, ((const struct pts_conn *)r)->arg);
 		return;
 	}
-	struct session *s = h->type >= PTS_CK_BEGIN ? session_of(g, pid)
+	struct session *s = h->type >= PTS_CK_BEGIN ? ingest_session_of(g, pid)
 		: session_of_conn(g, conn);
 	switch (h->type) {
 	case PTS_FAULT:
 		if (s)
-			apply_fault(g, s, (const struct pts_fault *)r);
+			ingest_apply_fault(g, s, (const struct pts_fault *)r);
 		return;
 	case PTS_FAULT_MODE: {
 		const struct pts_fault_mode *m = (const struct pts_fault_mode *)r;
@@ -629,7 +632,7 @@ void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		return;
 	}
 	if (h->type >= PTS_CK_BEGIN)
-		apply_checkpoint(g, s, h);
+		ingest_apply_checkpoint(g, s, h);
 	else if (s)
 		apply_shim(g, s, conn, r, act);
 }
@@ -647,7 +650,7 @@ uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
 		.h = { .type = PTS_CONN_OPEN, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = pid, .arg = uid,
 	};
-	apply(g, pid, conn, &r, NULL);
+	ingest_apply(g, pid, conn, &r, NULL);
 	return session_of_conn(g, conn) ? conn : 0;
 }
 
@@ -671,7 +674,7 @@ void ingest_disconnect(struct ingest *g, uint32_t conn)
 	if (s->hello_seq) /* a forked child's, after its held records */
 		s->held.close = r;
 	else
-		apply(g, s->pid, conn, &r, NULL);
+		ingest_apply(g, s->pid, conn, &r, NULL);
 }
 
 void ingest_drop(struct ingest *g, uint32_t conn, uint32_t why)
@@ -704,41 +707,41 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 		return;
 	}
 	memcpy(&r, buf, len < sizeof(r) ? len : sizeof(r));
-	readings_tick(s);
+	ingest_readings_tick(s);
 	const char *bad = check_record(&r, len, true);
 	if (!bad && r.h.seq < s->next_seq)
 		bad = "a sequence number again";
 	if (!bad && (s->next_seq == 1) != (r.h.type == PTS_HELLO))
 		bad = r.h.type == PTS_HELLO ? "a second HELLO" : "no HELLO first";
 	if (!bad && r.h.type == PTS_FORK &&
-	    !fork_of_child(g, s, ((const struct pts_fork *)&r)->child))
+	    !ingest_fork_of_child(g, s, ((const struct pts_fork *)&r)->child))
 		bad = "a fork of a process that is not its child";
 	/* A gap: records were lost (apply_shim counts them); what they did
 	 * is read from /proc. */
 	if (!bad && r.h.seq > s->next_seq) {
-		reading_owed(g, s);
-		reading_if_owed(g, s);
+		ingest_reading_owed(g, s);
+		ingest_reading_if_owed(g, s);
 	}
 	if (bad) {
 		s->last.malformed++;
 		g->stream.malformed++;
 		if (act && ++s->malformed_run >= MALFORMED_MAX)
 			act->drop = true;
-		reading_owed(g, s);
-		reading_if_owed(g, s);
+		ingest_reading_owed(g, s);
+		ingest_reading_if_owed(g, s);
 		return;
 	}
 	s->malformed_run = 0;
 	s->next_seq = r.h.seq + 1;
-	classify_mmap_dev(g, s, &r.h);
-	claims_add(g, s, &r.h);
+	ingest_classify_mmap_dev(g, s, &r.h);
+	ingest_claims_add(g, s, &r.h);
 	/* A forked child's records wait for its parent's PTS_FORK. */
 	if (!s->in_model && r.h.type != PTS_HELLO && s->hello_seq) {
 		hold(s, buf, len);
 		return;
 	}
-	apply(g, s->pid, conn, &r, act);
-	reading_if_owed(g, s);
+	ingest_apply(g, s->pid, conn, &r, act);
+	ingest_reading_if_owed(g, s);
 }
 
 void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags)
@@ -747,7 +750,7 @@ void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags)
 		.h = { .type = PTS_FAULT, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = pid, .flags = flags, .addr = addr,
 	};
-	apply(g, pid, 0, &r, NULL);
+	ingest_apply(g, pid, 0, &r, NULL);
 }
 
 void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err)
@@ -756,7 +759,7 @@ void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err)
 		.h = { .type = PTS_FAULT_MODE, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = pid, .mode = mode, .err = err,
 	};
-	apply(g, pid, 0, &r, NULL);
+	ingest_apply(g, pid, 0, &r, NULL);
 }
 
 void ingest_zero_page(struct ingest *g, bool zero_page)
@@ -765,7 +768,7 @@ void ingest_zero_page(struct ingest *g, bool zero_page)
 		.h = { .type = PTS_ZERO_PAGE, .size = sizeof(r), .time_ns = now_ns() },
 		.zero_page = zero_page,
 	};
-	apply(g, 0, 0, &r, NULL);
+	ingest_apply(g, 0, 0, &r, NULL);
 }
 
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
@@ -782,7 +785,7 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 	 * would size the table of connections (fuzz: conn-open-*). */
 	if (r.h.type == PTS_CONN_OPEN && conn != next_conn(g))
 		return -EPROTO;
-	apply(g, pid, conn, &r, NULL);
+	ingest_apply(g, pid, conn, &r, NULL);
 	return 0;
 }
 
@@ -822,11 +825,12 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 		struct session *s = g->sess[i];
 		size_t n = g->nsess;
 		if (s->hello_seq && !s->in_model)
-			checkpoint_read(g, s, PTS_CK_RESYNC); /* see adopt() */
+			ingest_checkpoint_read(g, s,
+					       PTS_CK_RESYNC); /* see adopt() */
 		/* One that said PTS_EXIT was read then, its last: a reading
 		 * now would see its address space torn down. */
 		if (g->nsess == n && s->in_model && !s->exiting)
-			checkpoint_read(g, s, reason);
+			ingest_checkpoint_read(g, s, reason);
 		i += g->nsess == n;
 	}
 	g->full_read_cost_ns = now_ns() - start;
@@ -846,17 +850,18 @@ static bool name_is(const void *item, const void *key)
 	return a->kind == k->id->kind && a->dev == k->id->dev && a->ino == k->id->ino;
 }
 
-const char *object_name(const struct ingest *g, const struct mm_object_id *id)
+const char *ingest_object_name(const struct ingest *g,
+			       const struct mm_object_id *id)
 {
 	const struct name_key k = { g, id };
 	void *item = ptr_map_get(&g->name_index, mm_object_id_hash(id), name_is, &k);
 	return item ? g->names[(uintptr_t)item - 1].name : NULL;
 }
 
-void name_object(struct ingest *g, const struct mm_object_id *id,
-		 const char *name, size_t len)
+void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
+			const char *name, size_t len)
 {
-	char *copy = object_name(g, id) ? NULL : strndup(name, len);
+	char *copy = ingest_object_name(g, id) ? NULL : strndup(name, len);
 	if (!copy || grow_array((void **)&g->names, &g->cap_names, g->nnames + 1,
 				sizeof(*g->names)) ||
 	    ptr_map_put(&g->name_index, mm_object_id_hash(id),
@@ -873,15 +878,18 @@ static bool site_of_mapping(void *ingest, uint32_t pid, uint64_t addr,
 			    struct report_site *out)
 {
 	struct ingest *g = ingest;
-	struct session *s = session_of(g, (int32_t)pid);
+	struct session *s = ingest_session_of(g, (int32_t)pid);
 	size_t n = 0;
-	const struct callsite_frame *f = s ? callsites_get(&g->callsites,
-				site_ranges_at(&s->sites, addr), &n) : NULL;
+	const struct callsite_frame *f =
+		s ? ingest_callsites_get(&g->callsites,
+					 ingest_site_ranges_at(&s->sites, addr),
+					 &n)
+		  : NULL;
 	if (!f)
 		return false;
 	out->n = n;
 	for (size_t i = 0; i < n; i++) {
-		const char *name = object_name(g, &f[i].obj);
+		const char *name = ingest_object_name(g, &f[i].obj);
 		out->f[i] = (struct report_frame){
 			.object = f[i].obj.kind == MM_OBJ_ANON ? NULL : name ? name : "",
 			.offset = f[i].offset,
@@ -977,7 +985,8 @@ static const struct report *report_of_peak(struct ingest *g)
 		report_set_finals(&g->peak, all, n, &st);
 		free(all);
 	}
-	if (!g->peak_symbolized && (g->symbols || (g->symbols = symbols_new()))) {
+	if (!g->peak_symbolized &&
+	    (g->symbols || (g->symbols = report_symbols_new()))) {
 		report_symbolize(&g->peak, g->symbols);
 		g->peak_symbolized = true;
 	}

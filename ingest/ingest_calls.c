@@ -60,15 +60,16 @@ static void track_site(struct session *s, const struct op *o)
 {
 	switch (o->kind) {
 	case OP_MAP:
-		site_ranges_set(&s->sites, o->map.addr, o->map.addr + o->map.len,
-				o->site);
+		ingest_site_ranges_set(&s->sites, o->map.addr,
+				       o->map.addr + o->map.len, o->site);
 		return;
 	case OP_UNMAP:
-		site_ranges_set(&s->sites, o->addr, o->addr + o->len, 0);
+		ingest_site_ranges_set(&s->sites, o->addr, o->addr + o->len, 0);
 		return;
 	case OP_REMAP:
-		site_ranges_move(&s->sites, o->addr, o->len, o->new_addr,
-				 o->new_len, o->arg & MM_REMAP_DONTUNMAP, o->site);
+		ingest_site_ranges_move(&s->sites, o->addr, o->len, o->new_addr,
+					o->new_len, o->arg & MM_REMAP_DONTUNMAP,
+					o->site);
 		return;
 	default:
 		return;
@@ -77,11 +78,12 @@ static void track_site(struct session *s, const struct op *o)
 
 /* On every world, stopping at the first refusal (the worlds keep the same
  * mappings, so the others would refuse too). */
-bool apply_op(struct ingest *g, struct session *s, const struct op *o)
+bool ingest_apply_op(struct ingest *g, struct session *s, const struct op *o)
 {
 	for (size_t k = 0; k < g->ws->n; k++)
 		if (do_op(g->ws->w[k], o) < 0) {
-			session_refused(g, s, mm_world_error(g->ws->w[k]));
+			ingest_session_refused(g, s,
+					       mm_world_error(g->ws->w[k]));
 			return false;
 		}
 	track_site(s, o);
@@ -101,7 +103,8 @@ static uint32_t call_site(struct ingest *g, struct session *s,
 	if (s->new_sites >= SITES_MAX)
 		return 0;
 	size_t before = g->callsites.nsites;
-	uint32_t site = callsites_intern(&g->callsites, &s->code, addr, n);
+	uint32_t site = ingest_callsites_intern(&g->callsites, &s->code, addr,
+						n);
 	s->new_sites += g->callsites.nsites > before;
 	return site;
 }
@@ -111,8 +114,8 @@ static uint32_t call_site(struct ingest *g, struct session *s,
  * device and keeps the answer as a PTS_CK_FS record, so that a replay, which
  * has no mounts to ask, classifies the same way.
  */
-int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
-		 struct dev_kind *out)
+int ingest_classify_dev(struct ingest *g, struct session *s, uint64_t dev,
+			struct dev_kind *out)
 {
 	for (size_t i = 0; i < g->ndevs; i++)
 		if (g->devs[i].dev == dev) {
@@ -134,18 +137,18 @@ int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
 		.h = { .type = PTS_CK_FS, .size = sizeof(r), .time_ns = now_ns() },
 		.dev = dev, .kind = out->kind, .huge_shift = out->huge_shift,
 	};
-	apply(g, s->pid, 0, &r, NULL);
+	ingest_apply(g, s->pid, 0, &r, NULL);
 	return 0;
 }
 
-void classify_mmap_dev(struct ingest *g, struct session *s,
-		       const struct pts_hdr *h)
+void ingest_classify_mmap_dev(struct ingest *g, struct session *s,
+			      const struct pts_hdr *h)
 {
 	const struct pts_mmap *r = (const struct pts_mmap *)h;
 	struct dev_kind dk;
 	if (g->live && r->h.type == PTS_MMAP && !(r->h.flags & PTS_F_FAILED) &&
 	    !(r->flags & MAP_ANONYMOUS))
-		classify_dev(g, s, r->dev, &dk);
+		ingest_classify_dev(g, s, r->dev, &dk);
 }
 
 static bool mmap_op(struct ingest *g, struct session *s,
@@ -174,7 +177,7 @@ static bool mmap_op(struct ingest *g, struct session *s,
 				++g->next_synth };
 	} else {
 		struct dev_kind dk;
-		classify_dev(g, s, r->dev, &dk);
+		ingest_classify_dev(g, s, r->dev, &dk);
 		m->obj = (struct mm_object_id){ dk.kind, r->dev, r->ino };
 		m->huge_shift = dk.kind == MM_OBJ_HUGETLB ? dk.huge_shift : 0;
 	}
@@ -197,8 +200,8 @@ static void populate(struct ingest *g, struct session *s, uint64_t addr,
 		.len = len, .arg = write || ((prot & MM_PROT_WRITE) && !shared),
 		.step = huge_shift ? 1ULL << huge_shift : MM_PAGE_SIZE,
 	};
-	if (populate_allowed(g, s, len / o.step))
-		apply_op(g, s, &o);
+	if (ingest_populate_allowed(g, s, len / o.step))
+		ingest_apply_op(g, s, &o);
 }
 
 /* shmdt(): the segment's VMAs from addr on (mremap and mprotect may have
@@ -268,7 +271,8 @@ static const uint32_t advice_of[] = {
 	[MADV_KEEPONFORK] = MM_ADV_KEEPONFORK + 1,
 };
 
-void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
+void ingest_apply_call(struct ingest *g, struct session *s,
+		       const struct pts_hdr *h)
 {
 	struct op o = { .pid = (uint32_t)s->pid };
 	const struct pts_range *rg = (const struct pts_range *)h;
@@ -278,8 +282,8 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 		mmap_op(g, s, r, &o);
 		o.site = call_site(g, s, h);
 		if (already_mapped(g, s, &o.map)) {
-			site_ranges_set(&s->sites, o.map.addr,
-					o.map.addr + o.map.len, o.site);
+			ingest_site_ranges_set(&s->sites, o.map.addr,
+					       o.map.addr + o.map.len, o.site);
 			return;
 		}
 		/* The kernel puts a mapping only where nothing is: what the model
@@ -287,7 +291,7 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 		 * and a call no interposer saw (glibc's own munmap) removed it. */
 		if (s->ck.begun_ns < h->time_ns)
 			o.map.fixed = true;
-		if (!apply_op(g, s, &o))
+		if (!ingest_apply_op(g, s, &o))
 			return;
 		g->stream.intercepted_bytes += o.map.len;
 		if ((r->flags & (MAP_POPULATE | MAP_LOCKED)) &&
@@ -309,7 +313,7 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 			.fixed = r->shmflg & SHM_REMAP,
 		};
 		o.site = call_site(g, s, h);
-		if (apply_op(g, s, &o))
+		if (ingest_apply_op(g, s, &o))
 			g->stream.intercepted_bytes += o.map.len;
 		return;
 	}
@@ -318,7 +322,7 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 		mm_proc_vmas_in(g->ws->w[0], (uint32_t)s->pid, rg->addr, UINT64_MAX,
 				find_sysv, &sp);
 		if (!sp.end) {
-			session_refused(g, s, "shmdt of no segment");
+			ingest_session_refused(g, s, "shmdt of no segment");
 			return;
 		}
 		o.kind = OP_UNMAP;
@@ -364,19 +368,20 @@ void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h)
 		o.arg = (uint32_t)r->flags &
 			(MM_REMAP_MAYMOVE | MM_REMAP_FIXED | MM_REMAP_DONTUNMAP);
 		o.site = call_site(g, s, h);
-		if (apply_op(g, s, &o) && o.new_len > o.len)
+		if (ingest_apply_op(g, s, &o) && o.new_len > o.len)
 			g->stream.intercepted_bytes += o.new_len - o.len;
 		return;
 	}
 	default:
 		return;
 	}
-	apply_op(g, s, &o);
+	ingest_apply_op(g, s, &o);
 }
 
 /* A page fault: the page was not present in the process under today's
  * kernel; each policy counts it only if its tables lack the page too. */
-void apply_fault(struct ingest *g, struct session *s, const struct pts_fault *r)
+void ingest_apply_fault(struct ingest *g, struct session *s,
+			const struct pts_fault *r)
 {
 	if (!s->in_model)
 		return;

@@ -116,23 +116,26 @@ struct ingest {
 };
 
 /* ingest.c */
-struct session *session_of(struct ingest *g, int32_t pid);
-void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
-	   struct ingest_action *act);
-void session_refused(struct ingest *g, struct session *s, const char *why);
+struct session *ingest_session_of(struct ingest *g, int32_t pid);
+void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
+		  struct ingest_action *act);
+void ingest_session_refused(struct ingest *g, struct session *s,
+			    const char *why);
 void ingest_capture_peak(struct ingest *g);
-bool enter_model(struct ingest *g, struct session *s, int32_t parent);
+bool ingest_enter_model(struct ingest *g, struct session *s, int32_t parent);
 /* The name the checkpoints gave an object, or NULL; a name given. */
-const char *object_name(const struct ingest *g, const struct mm_object_id *id);
-void name_object(struct ingest *g, const struct mm_object_id *id,
-		 const char *name, size_t len);
+const char *ingest_object_name(const struct ingest *g,
+			       const struct mm_object_id *id);
+void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
+			const char *name, size_t len);
 /* Ends s's session when nothing more can come for it: true if it did (s
  * is freed).  A child gone that waits for a half of its fork leaves the
  * worlds instead. */
-bool session_end_if_over(struct ingest *g, struct session *s);
+bool ingest_session_end_if_over(struct ingest *g, struct session *s);
 /* Its held records applied, then its connection's close if it came: the
  * session may end (s freed). */
-void release_held(struct ingest *g, struct session *s, struct ingest_action *act);
+void ingest_release_held(struct ingest *g, struct session *s,
+			 struct ingest_action *act);
 
 /* One model operation, the same for every world. */
 struct op {
@@ -146,42 +149,48 @@ struct op {
 };
 
 /* ingest_calls.c: the shim's records, on the worlds */
-bool apply_op(struct ingest *g, struct session *s, const struct op *o);
-void apply_fault(struct ingest *g, struct session *s, const struct pts_fault *r);
-void apply_call(struct ingest *g, struct session *s, const struct pts_hdr *h);
-int classify_dev(struct ingest *g, struct session *s, uint64_t dev,
-		 struct dev_kind *out);
+bool ingest_apply_op(struct ingest *g, struct session *s, const struct op *o);
+void ingest_apply_fault(struct ingest *g, struct session *s,
+			const struct pts_fault *r);
+void ingest_apply_call(struct ingest *g, struct session *s,
+		       const struct pts_hdr *h);
+int ingest_classify_dev(struct ingest *g, struct session *s, uint64_t dev,
+			struct dev_kind *out);
 /* The device of a live mmap's file classified before the record is traced
  * (its PTS_CK_FS first, as a replay needs it). */
-void classify_mmap_dev(struct ingest *g, struct session *s,
-		       const struct pts_hdr *h);
+void ingest_classify_mmap_dev(struct ingest *g, struct session *s,
+			      const struct pts_hdr *h);
 
 /* ingest_limits.c: what a process's records may cost (docs/daemon.md) */
 /* A reading of s's /proc is owed: its records did something wrong or
  * asked for much.  Done by reading_if_owed, between two packets. */
-void reading_owed(struct ingest *g, struct session *s);
+void ingest_reading_owed(struct ingest *g, struct session *s);
 /* s's /proc was read: nothing is owed, the model is the kernel's. */
-void reading_done(struct session *s);
+void ingest_reading_done(struct session *s);
 /* A packet of s came; then, its record's work counted. */
-void readings_tick(struct session *s);
-void claims_add(struct ingest *g, struct session *s, const struct pts_hdr *h);
+void ingest_readings_tick(struct session *s);
+void ingest_claims_add(struct ingest *g, struct session *s,
+		       const struct pts_hdr *h);
 /* The reading owed, when one is and the last was long enough ago. */
-void reading_if_owed(struct ingest *g, struct session *s);
+void ingest_reading_if_owed(struct ingest *g, struct session *s);
 /* Whether a populate of pages is applied page by page; if not, the pages
  * are taken from a reading of /proc. */
-bool populate_allowed(struct ingest *g, struct session *s, uint64_t pages);
+bool ingest_populate_allowed(struct ingest *g, struct session *s,
+			     uint64_t pages);
 /* Whether child, which s says it forked, is its child (a daemon asks
  * /proc; a child already gone is taken as said). */
-bool fork_of_child(const struct ingest *g, const struct session *s,
-		   int32_t child);
+bool ingest_fork_of_child(const struct ingest *g, const struct session *s,
+			  int32_t child);
 
 /* checkpoint.c */
-int checkpoint_read(struct ingest *g, struct session *s, uint32_t reason);
-void apply_checkpoint(struct ingest *g, struct session *s,
-		      const struct pts_hdr *h);
+int ingest_checkpoint_read(struct ingest *g, struct session *s,
+			   uint32_t reason);
+void ingest_apply_checkpoint(struct ingest *g, struct session *s,
+			     const struct pts_hdr *h);
 
 /* reconcile.c */
-void reconcile(struct ingest *g, struct session *s, const struct pts_ck_vma *v,
-	       size_t n);
+void ingest_reconcile(struct ingest *g, struct session *s,
+		      const struct pts_ck_vma *v,
+		      size_t n);
 
 #endif

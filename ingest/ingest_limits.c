@@ -26,13 +26,13 @@
 #define POPULATE_MAX 16384    /* pages a record may populate (64 MiB) */
 #define PAGES_PER_CLAIM 64    /* populated pages per unit of work */
 
-void reading_owed(struct ingest *g, struct session *s)
+void ingest_reading_owed(struct ingest *g, struct session *s)
 {
 	if (g->live && s->in_model && !s->in_checkpoint)
 		s->reading_due = true;
 }
 
-void reading_done(struct session *s)
+void ingest_reading_done(struct session *s)
 {
 	s->reading_due = false;
 	s->claims = 0;
@@ -60,37 +60,39 @@ static uint64_t work_of(const struct pts_hdr *h)
 	return 1 + pages / PAGES_PER_CLAIM;
 }
 
-void claims_add(struct ingest *g, struct session *s, const struct pts_hdr *h)
+void ingest_claims_add(struct ingest *g, struct session *s,
+		       const struct pts_hdr *h)
 {
 	s->claims += work_of(h);
 	if (s->claims > CLAIMS_MAX)
-		reading_owed(g, s);
+		ingest_reading_owed(g, s);
 }
 
-void readings_tick(struct session *s)
+void ingest_readings_tick(struct session *s)
 {
 	if (s->resync_wait)
 		s->resync_wait--;
 }
 
-void reading_if_owed(struct ingest *g, struct session *s)
+void ingest_reading_if_owed(struct ingest *g, struct session *s)
 {
 	if (!s->reading_due || s->resync_wait || !g->live || !s->in_model)
 		return;
-	checkpoint_read(g, s, PTS_CK_RESYNC);
+	ingest_checkpoint_read(g, s, PTS_CK_RESYNC);
 	s->resync_wait = RESYNC_GAP;
 }
 
-bool populate_allowed(struct ingest *g, struct session *s, uint64_t pages)
+bool ingest_populate_allowed(struct ingest *g, struct session *s,
+			     uint64_t pages)
 {
 	if (pages <= POPULATE_MAX)
 		return true;
-	reading_owed(g, s);
+	ingest_reading_owed(g, s);
 	return false;
 }
 
-bool fork_of_child(const struct ingest *g, const struct session *s,
-		   int32_t child)
+bool ingest_fork_of_child(const struct ingest *g, const struct session *s,
+			  int32_t child)
 {
 	struct procfs_status st;
 	return !g->live || procfs_status_read(child, &st) || st.ppid == s->pid;

@@ -71,8 +71,8 @@ static int read_once(int pid, const struct procfs_fs_table *fs,
 	return 0;
 }
 
-int proc_image_read(int pid, const struct procfs_fs_table *fs,
-		    struct proc_image *img)
+int ingest_proc_image_read(int pid, const struct procfs_fs_table *fs,
+			   struct proc_image *img)
 {
 	int r;
 	for (int i = 0; i < READ_TRIES; i++)
@@ -81,7 +81,7 @@ int proc_image_read(int pid, const struct procfs_fs_table *fs,
 	return r;
 }
 
-void proc_image_free(struct proc_image *img)
+void ingest_proc_image_free(struct proc_image *img)
 {
 	procfs_maps_free(&img->maps);
 	free(img->runs);
@@ -89,8 +89,9 @@ void proc_image_free(struct proc_image *img)
 	img->nruns = img->cap_runs = 0;
 }
 
-int proc_image_load(struct mm_worlds *ws, const struct proc_image *img, char *err,
-		    size_t errlen)
+int ingest_proc_image_load(struct mm_worlds *ws, const struct proc_image *img,
+			   char *err,
+			   size_t errlen)
 {
 	uint32_t pid = (uint32_t)img->status.tgid;
 	for (size_t k = 0; k < ws->n; k++) {
@@ -118,7 +119,7 @@ int proc_image_load(struct mm_worlds *ws, const struct proc_image *img, char *er
 	return 0;
 }
 
-const struct procfs_fs_table *fs_cache_get(struct fs_cache *c, int pid)
+const struct procfs_fs_table *ingest_fs_cache_get(struct fs_cache *c, int pid)
 {
 	char path[64], ns[64] = "self";
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
@@ -135,7 +136,7 @@ const struct procfs_fs_table *fs_cache_get(struct fs_cache *c, int pid)
 	return &c->e[i].fs;
 }
 
-void fs_cache_free(struct fs_cache *c)
+void ingest_fs_cache_free(struct fs_cache *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		procfs_fs_table_free(&c->e[i].fs);

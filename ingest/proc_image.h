@@ -24,8 +24,8 @@ struct proc_image {
  * thread, zombie); -ESRCH when it exits meanwhile; -EACCES/-EPERM when the
  * caller may not read it.
  */
-int proc_image_read(int pid, const struct procfs_fs_table *fs,
-		    struct proc_image *img);
+int ingest_proc_image_read(int pid, const struct procfs_fs_table *fs,
+			   struct proc_image *img);
 
 /* The tmpfs and hugetlbfs devices of each mount namespace, read once. */
 #define FS_CACHE_SIZE 8
@@ -37,13 +37,14 @@ struct fs_cache {
 	size_t n;
 };
 
-const struct procfs_fs_table *fs_cache_get(struct fs_cache *c, int pid);
-void fs_cache_free(struct fs_cache *c);
-void proc_image_free(struct proc_image *img);
+const struct procfs_fs_table *ingest_fs_cache_get(struct fs_cache *c, int pid);
+void ingest_fs_cache_free(struct fs_cache *c);
+void ingest_proc_image_free(struct proc_image *img);
 
 /* Creates the process in every world, maps its VMAs and observes its pages.
  * On a model error, returns it with the world's message in err. */
-int proc_image_load(struct mm_worlds *ws, const struct proc_image *img, char *err,
-		    size_t errlen);
+int ingest_proc_image_load(struct mm_worlds *ws, const struct proc_image *img,
+			   char *err,
+			   size_t errlen);
 
 #endif

@@ -54,7 +54,7 @@ static void map_part(struct ingest *g, struct session *s,
 			.huge_shift = k->huge_shift, .fixed = true, .listed = true,
 		},
 	};
-	if (apply_op(g, s, &o))
+	if (ingest_apply_op(g, s, &o))
 		g->stream.proc_only_bytes += end - start;
 }
 
@@ -73,15 +73,16 @@ static void unmap_gone(struct ingest *g, struct session *s,
 			if (pos < next) {
 				struct op o = { .kind = OP_UNMAP, .pid = (uint32_t)s->pid,
 						.addr = pos, .len = next - pos };
-				apply_op(g, s, &o);
+				ingest_apply_op(g, s, &o);
 			}
 			pos = x < nk && k[x].start < end ? k[x].end : end;
 		}
 	}
 }
 
-void reconcile(struct ingest *g, struct session *s, const struct pts_ck_vma *k,
-	       size_t nk)
+void ingest_reconcile(struct ingest *g, struct session *s,
+		      const struct pts_ck_vma *k,
+		      size_t nk)
 {
 	struct vlist m = { 0 };
 	if (mm_proc_vmas(g->ws->w[0], (uint32_t)s->pid, collect, &m)) {
@@ -105,7 +106,7 @@ void reconcile(struct ingest *g, struct session *s, const struct pts_ck_vma *k,
 			} else if (v->prot != k[i].prot) {
 				struct op o = { .kind = OP_PROTECT, .pid = (uint32_t)s->pid,
 						.addr = a, .len = b - a, .arg = k[i].prot };
-				apply_op(g, s, &o);
+				ingest_apply_op(g, s, &o);
 			}
 			pos = b;
 		}

@@ -46,8 +46,8 @@ static int cut(FILE *f, bool torn_ok, struct trace_error *err, uint64_t offset,
 	return fail(err, offset, "%s", what);
 }
 
-int trace_replay(FILE *f, struct ingest *g, bool torn_ok,
-		 struct trace_error *err)
+int ingest_trace_replay(FILE *f, struct ingest *g, bool torn_ok,
+			struct trace_error *err)
 {
 	char magic[16];
 	uint32_t version[2];

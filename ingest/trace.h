@@ -27,7 +27,7 @@ struct trace_error {
  * daemon was killed while it wrote: `ptshare run` reads its trace then) is
  * read to there: 1, with where in err.
  */
-int trace_replay(FILE *f, struct ingest *g, bool torn_ok,
-		 struct trace_error *err);
+int ingest_trace_replay(FILE *f, struct ingest *g, bool torn_ok,
+			struct trace_error *err);
 
 #endif

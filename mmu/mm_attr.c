@@ -31,16 +31,17 @@ static int modify_range(struct mm_world *w, struct mm_space *mm,
 			if (alters(v, ch))
 				mm_unshare(w, mm, max_u64(start, v->start),
 					   min_u64(end, v->end));
-	struct mm_vma *first = vma_find(mm, start), *last = vma_find(mm, end - 1);
-	if ((first && alters(first, ch) && vma_split(w, mm, start)) ||
-	    (last && alters(last, ch) && vma_split(w, mm, end)))
+	struct mm_vma *first = mm_vma_find(mm, start);
+	struct mm_vma *last = mm_vma_find(mm, end - 1);
+	if ((first && alters(first, ch) && mm_vma_split(w, mm, start)) ||
+	    (last && alters(last, ch) && mm_vma_split(w, mm, end)))
 		return -ENOMEM;
 	vma_for_each_in(v, mm, start, end) {
 		if (ch->set_prot)
 			v->prot = ch->prot;
 		v->flags = (v->flags | ch->set) & ~ch->clear;
 	}
-	vma_merge_around(mm, start, end);
+	mm_vma_merge_around(mm, start, end);
 	return 0;
 }
 
@@ -55,11 +56,11 @@ int mm_protect(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
 		return r;
 	if (prot & ~(MM_PROT_READ | MM_PROT_WRITE | MM_PROT_EXEC))
 		return mm_fail(w, -EINVAL, "unknown protection bits %#x", prot);
-	if (!vma_range_mapped(mm, addr, addr + len))
+	if (!mm_vma_range_mapped(mm, addr, addr + len))
 		return mm_fail(w, -ENOMEM, "[%#llx, %#llx) is not fully mapped",
 			       (unsigned long long)addr,
 			       (unsigned long long)(addr + len));
-	if ((r = vma_check_huge_edges(w, mm, addr, addr + len)))
+	if ((r = mm_vma_check_huge_edges(w, mm, addr, addr + len)))
 		return r;
 	struct vma_change ch = { .set_prot = true, .prot = prot };
 	return modify_range(w, mm, addr, addr + len, &ch, true);
@@ -90,7 +91,7 @@ static int check_advice(struct mm_world *w, struct mm_space *mm,
 			return mm_fail(w, -EINVAL, "MADV_WIPEONFORK of a mapping "
 				       "that is not private anonymous");
 	}
-	return vma_check_huge_edges(w, mm, start, end);
+	return mm_vma_check_huge_edges(w, mm, start, end);
 }
 
 int mm_advise(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,

@@ -94,7 +94,7 @@ static int check_placement(struct mm_world *w, struct mm_space *mm,
 		uint64_t e = t->e[i], eb = tbase + i * esz;
 		if (!e)
 			continue;
-		if (!vma_any_in(mm, eb, eb + esz))
+		if (!mm_vma_any_in(mm, eb, eb + esz))
 			return BAD(w, "process %u has a table or leaf at %#llx "
 				   "with no mapping there", mm->pid,
 				   (unsigned long long)eb);
@@ -109,7 +109,7 @@ static int check_placement(struct mm_world *w, struct mm_space *mm,
 		}
 		for (unsigned k = 0; k < PT_ENTRIES; k++) {
 			uint64_t a = eb + ((uint64_t)k << MM_PAGE_SHIFT);
-			if (pt_test(c, k) && !vma_find(mm, a))
+			if (pt_test(c, k) && !mm_vma_find(mm, a))
 				return BAD(w, "process %u has page %#llx present "
 					   "outside its mappings", mm->pid,
 					   (unsigned long long)a);
@@ -122,7 +122,7 @@ static int check_vmas(struct mm_world *w, struct mm_space *mm,
 		      uint64_t *linked)
 {
 	uint64_t prev_end = 0;
-	if (!vma_set_consistent(mm))
+	if (!mm_vma_set_consistent(mm))
 		return BAD(w, "process %u: its mapping tree and list disagree",
 			   mm->pid);
 	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v)) {

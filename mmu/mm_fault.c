@@ -20,9 +20,9 @@ static unsigned popcount_map(const struct pt_table *t, const uint64_t *mask)
 static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		    uint64_t addr)
 {
-	unsigned leaf = vma_leaf_level(v);
+	unsigned leaf = mm_vma_leaf_level(v);
 	struct pt_table *t;
-	int r = pt_walk_alloc(w, mm, v, addr, leaf, &t, NULL);
+	int r = mm_pt_walk_alloc(w, mm, v, addr, leaf, &t, NULL);
 	if (r)
 		return r < 0 ? r : 0;
 	unsigned i = pt_index(addr, leaf);
@@ -34,7 +34,7 @@ static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 	}
 	if (t->e[i])
 		return 0;
-	pt_set_leaf(w, t, i, !v->obj && !v->huge_shift);
+	mm_pt_set_leaf(w, t, i, !v->obj && !v->huge_shift);
 	return 1;
 }
 
@@ -43,7 +43,7 @@ static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 static struct mm_vma *fault_vma(struct mm_world *w, struct mm_space *mm,
 				uint64_t addr, bool write, int *err)
 {
-	struct mm_vma *v = addr < MM_TASK_SIZE ? vma_find(mm, addr) : NULL;
+	struct mm_vma *v = addr < MM_TASK_SIZE ? mm_vma_find(mm, addr) : NULL;
 	if (!v) {
 		*err = mm_fail(w, -EFAULT, "fault at %#llx outside any mapping",
 			       (unsigned long long)addr);
@@ -59,7 +59,7 @@ static struct mm_vma *fault_vma(struct mm_world *w, struct mm_space *mm,
 	 * A read of private anonymous memory maps the zero page, except on a
 	 * kernel without one, where do_anonymous_page() allocates the page
 	 * and the anon_vma as for a write. */
-	bool anon_page = write || (w->no_zero_page && vma_is_anonymous(v));
+	bool anon_page = write || (w->no_zero_page && mm_vma_is_anonymous(v));
 	if (anon_page && !(v->flags & MM_VMA_SHARED) && !v->anon)
 		v->anon = ++w->next_anon;
 	return v;
@@ -101,7 +101,7 @@ static int populate_in(struct mm_world *w, struct mm_space *mm,
 			continue;
 		}
 		struct pt_table *t;
-		int r = pt_walk_alloc(w, mm, v, a, PT_PTE, &t, NULL);
+		int r = mm_pt_walk_alloc(w, mm, v, a, PT_PTE, &t, NULL);
 		if (r < 0)
 			return r;
 		if (r) /* a huge leaf maps the span: every page is present */
@@ -150,7 +150,7 @@ static int check_observation(struct mm_world *w, struct mm_space *mm,
 	int r = mm_check_range(w, start, end - start);
 	if (r)
 		return r;
-	if ((r = vma_check_huge_edges(w, mm, start, end)))
+	if ((r = mm_vma_check_huge_edges(w, mm, start, end)))
 		return r;
 	uint64_t prev = start;
 	for (size_t i = 0; i < n; i++) {
@@ -175,7 +175,7 @@ static int observe_thp(struct mm_world *w, struct mm_space *mm,
 		       struct mm_vma *v, uint64_t sb, uint64_t *newly)
 {
 	struct pt_table *pmd;
-	int r = pt_walk_alloc(w, mm, v, sb, PT_PMD, &pmd, NULL);
+	int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PMD, &pmd, NULL);
 	if (r)
 		return r < 0 ? r : 0;
 	unsigned i = pt_index(sb, PT_PMD);
@@ -190,9 +190,9 @@ static int observe_thp(struct mm_world *w, struct mm_space *mm,
 		had = popcount_map(pt_entry_table(e), all);
 		/* khugepaged: an anonymous THP keeps the old table as its
 		 * deposit; a file THP's table is freed. */
-		pt_clear_entry(w, pmd, i);
+		mm_pt_clear_entry(w, pmd, i);
 	}
-	pt_set_leaf(w, pmd, i, !v->obj);
+	mm_pt_set_leaf(w, pmd, i, !v->obj);
 	*newly += PT_ENTRIES - had;
 	return 0;
 }
@@ -217,16 +217,16 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 			obs[k] |= pt_mask_word(ra, rb, k);
 	}
-	struct pt_table *pmd = pt_lookup(mm->pgd, sb, PT_PMD, NULL);
+	struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD, NULL);
 	unsigned i = pt_index(sb, PT_PMD);
-	if (pmd && pt_entry_is_leaf(pmd->e[i]) && pt_split_leaf(w, pmd, i))
+	if (pmd && pt_entry_is_leaf(pmd->e[i]) && mm_pt_split_leaf(w, pmd, i))
 		return -ENOMEM;
 	bool shared = false, want = false;
-	struct pt_table *t = pt_lookup(mm->pgd, sb, PT_PTE, &shared);
+	struct pt_table *t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
 	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 		want |= (obs[k] & ~(t ? t->e[k] : 0)) != 0;
 	if (want) {
-		int r = pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
+		int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
 		if (r)
 			return r < 0 ? r : 0;
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
@@ -257,17 +257,17 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 	size_t ri = run_after(runs, n, cb);
 	bool any = ri < n && runs[ri].start < ce;
 	if (v->huge_shift) {
-		unsigned leaf = vma_leaf_level(v);
+		unsigned leaf = mm_vma_leaf_level(v);
 		if (any) {
 			int r = populate(w, mm, v, cb);
 			*newly += r > 0 ? (ce - cb) >> MM_PAGE_SHIFT : 0;
 			return r < 0 ? r : 0;
 		}
 		bool shared;
-		struct pt_table *t = pt_lookup(mm->pgd, cb, leaf, &shared);
+		struct pt_table *t = mm_pt_lookup(mm->pgd, cb, leaf, &shared);
 		unsigned i = pt_index(cb, leaf);
 		if (t && !shared && pt_entry_is_leaf(t->e[i]))
-			pt_clear_entry(w, t, i);
+			mm_pt_clear_entry(w, t, i);
 		return 0;
 	}
 	uint64_t sb = align_down(cb, MM_SPAN(PT_PTE));

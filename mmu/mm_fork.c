@@ -16,7 +16,8 @@ static struct pt_table *child_table(struct fork_ctx *f, uint64_t addr,
 				    unsigned level)
 {
 	struct pt_table *t;
-	return pt_walk_alloc(f->w, f->child, NULL, addr, level, &t, NULL) ? NULL
+	return mm_pt_walk_alloc(f->w, f->child, NULL, addr, level, &t,
+				NULL) ? NULL
 									  : t;
 }
 
@@ -44,7 +45,7 @@ static int fork_table(struct fork_ctx *f, struct pt_table *t, uint64_t tbase,
 				continue;
 			if (!(ct = child_table(f, eb, t->level)))
 				return -ENOMEM;
-			pt_set_leaf(f->w, ct, i, e == PT_LEAF_DEPOSIT);
+			mm_pt_set_leaf(f->w, ct, i, e == PT_LEAF_DEPOSIT);
 			f->child->c.fork_pages_copied += esz >> MM_PAGE_SHIFT;
 			continue;
 		}
@@ -52,7 +53,7 @@ static int fork_table(struct fork_ctx *f, struct pt_table *t, uint64_t tbase,
 		if (p->link_at_fork && mm_shares_level(p, v, eb, cl)) {
 			if (!(ct = child_table(f, eb, t->level)))
 				return -ENOMEM;
-			pt_link(ct, i, c);
+			mm_pt_link(ct, i, c);
 			f->child->c.fork_tables_linked++;
 			continue;
 		}
@@ -112,15 +113,15 @@ int mm_fork(struct mm_world *w, uint32_t ppid, uint32_t cpid)
 	for (struct mm_vma *pv = vma_first(parent), *cv; pv; pv = vma_next(pv)) {
 		if (pv->flags & MM_VMA_DONTFORK)
 			continue;
-		if (!(cv = vma_new(w, child, pv)))
+		if (!(cv = mm_vma_new(w, child, pv)))
 			return -ENOMEM;
 		/* anon_vma_fork(): a fresh anon_vma chained to the parent's. */
 		cv->anon = pv->anon && !(pv->flags & MM_VMA_WIPEONFORK)
 				   ? ++w->next_anon : 0;
 		cv->anon_forked = cv->anon != 0;
 		if (pv->obj)
-			object_link(pv->obj, cv, pv);
-		vma_insert(child, cv);
+			mm_object_link(pv->obj, cv, pv);
+		mm_vma_insert(child, cv);
 		f.v = pv;
 		if (fork_vma(&f, parent))
 			return -ENOMEM;

@@ -124,45 +124,49 @@ static inline struct mm_vma *vma_next(const struct mm_vma *v)
 	return vma_of(v->node.next);
 }
 /* The first VMA ending above addr, or NULL. */
-struct mm_vma *vma_first_after(const struct mm_space *mm, uint64_t addr);
+struct mm_vma *mm_vma_first_after(const struct mm_space *mm, uint64_t addr);
 /* Each VMA meeting [start, end), in address order (none may go meanwhile). */
 #define vma_for_each_in(v, mm, start, end)                                  \
-	for ((v) = vma_first_after((mm), (start)); (v) && (v)->start < (end); \
-	     (v) = vma_next(v))
-struct mm_vma *vma_find(struct mm_space *mm, uint64_t addr);
-bool vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end);
-bool vma_range_mapped(const struct mm_space *mm, uint64_t start, uint64_t end);
-struct mm_vma *vma_new(struct mm_world *w, struct mm_space *mm,
-		       const struct mm_vma *tmpl);
-void vma_insert(struct mm_space *mm, struct mm_vma *v);
-void vma_remove(struct mm_space *mm, struct mm_vma *v);
+	for ((v) = mm_vma_first_after((mm), (start));                        \
+	     (v) && (v)->start < (end); (v) = vma_next(v))
+struct mm_vma *mm_vma_find(struct mm_space *mm, uint64_t addr);
+bool mm_vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end);
+bool mm_vma_range_mapped(const struct mm_space *mm, uint64_t start,
+			 uint64_t end);
+struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
+			  const struct mm_vma *tmpl);
+void mm_vma_insert(struct mm_space *mm, struct mm_vma *v);
+void mm_vma_remove(struct mm_space *mm, struct mm_vma *v);
 /* The tree and the order agree, and the tree is balanced (mm_check). */
-bool vma_set_consistent(const struct mm_space *mm);
-int vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr);
-void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end);
-int vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
-			 uint64_t start, uint64_t end);
-bool vma_is_anonymous(const struct mm_vma *v);
-unsigned vma_leaf_level(const struct mm_vma *v);
-uint64_t vma_offset(const struct mm_vma *v, uint64_t addr);
+bool mm_vma_set_consistent(const struct mm_space *mm);
+int mm_vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr);
+void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end);
+int mm_vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
+			    uint64_t start, uint64_t end);
+bool mm_vma_is_anonymous(const struct mm_vma *v);
+unsigned mm_vma_leaf_level(const struct mm_vma *v);
+uint64_t mm_vma_offset(const struct mm_vma *v, uint64_t addr);
 
 /* mm_object.c */
-struct mm_object *object_get(struct mm_world *w, const struct mm_object_id *id);
-void object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after);
-void object_unlink(struct mm_vma *v);
+struct mm_object *mm_object_get(struct mm_world *w,
+				const struct mm_object_id *id);
+void mm_object_link(struct mm_object *o, struct mm_vma *v,
+		    struct mm_vma *after);
+void mm_object_unlink(struct mm_vma *v);
 
 /* mm_walk.c: paths through a process's tables */
-struct pt_table *pt_alloc(struct mm_world *w, unsigned level);
-struct pt_table *pt_lookup(struct pt_table *pgd, uint64_t addr, unsigned level,
-			   bool *shared);
-int pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
-		  uint64_t addr, unsigned level, struct pt_table **out,
-		  bool *shared);
-void pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child);
-void pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
-		 bool deposit);
-void pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx);
-int pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx);
+struct pt_table *mm_pt_alloc(struct mm_world *w, unsigned level);
+struct pt_table *mm_pt_lookup(struct pt_table *pgd, uint64_t addr,
+			      unsigned level,
+			      bool *shared);
+int mm_pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		     uint64_t addr, unsigned level, struct pt_table **out,
+		     bool *shared);
+void mm_pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child);
+void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
+		    bool deposit);
+void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx);
+int mm_pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx);
 
 /* mm_share.c: the policy's sharing rules */
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v);

@@ -47,13 +47,13 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 	uint64_t end = m->addr + m->len;
 	if ((r = check_mapping(w, m)))
 		return r;
-	if (vma_any_in(mm, m->addr, end)) {
+	if (mm_vma_any_in(mm, m->addr, end)) {
 		if (!m->fixed)
 			return mm_fail(w, -EEXIST, "[%#llx, %#llx) overlaps a "
 				       "mapping and is not MAP_FIXED",
 				       (unsigned long long)m->addr,
 				       (unsigned long long)end);
-		if ((r = vma_check_huge_edges(w, mm, m->addr, end)))
+		if ((r = mm_vma_check_huge_edges(w, mm, m->addr, end)))
 			return r;
 	}
 	struct mm_vma tmpl = {
@@ -69,14 +69,14 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 	struct mm_object *o = NULL;
 	struct mm_vma *v;
 	if (mm_do_unmap(w, mm, m->addr, end) ||
-	    (m->obj.kind != MM_OBJ_ANON && !(o = object_get(w, &m->obj))) ||
-	    !(v = vma_new(w, mm, &tmpl)))
+	    (m->obj.kind != MM_OBJ_ANON && !(o = mm_object_get(w, &m->obj))) ||
+	    !(v = mm_vma_new(w, mm, &tmpl)))
 		return -ENOMEM;
 	if (o)
-		object_link(o, v, NULL);
-	vma_insert(mm, v);
+		mm_object_link(o, v, NULL);
+	mm_vma_insert(mm, v);
 	if (!m->listed)
-		vma_merge_around(mm, m->addr, end);
+		mm_vma_merge_around(mm, m->addr, end);
 	return 0;
 }
 
@@ -87,7 +87,7 @@ int mm_unmap(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len)
 	if (!mm)
 		return r;
 	if ((r = mm_check_range(w, addr, len)) ||
-	    (r = vma_check_huge_edges(w, mm, addr, addr + len)))
+	    (r = mm_vma_check_huge_edges(w, mm, addr, addr + len)))
 		return r;
 	return mm_do_unmap(w, mm, addr, addr + len);
 }

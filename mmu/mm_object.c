@@ -17,7 +17,8 @@ static bool object_is(const void *item, const void *key)
 	return a->kind == b->kind && a->dev == b->dev && a->ino == b->ino;
 }
 
-struct mm_object *object_get(struct mm_world *w, const struct mm_object_id *id)
+struct mm_object *mm_object_get(struct mm_world *w,
+				const struct mm_object_id *id)
 {
 	uint64_t h = mm_object_id_hash(id);
 	struct mm_object *o = ptr_map_get(&w->objects, h, object_is, id);
@@ -35,7 +36,7 @@ struct mm_object *object_get(struct mm_world *w, const struct mm_object_id *id)
 
 /* Links v after `after` (at the tail when NULL), as dup_mmap() and a split
  * place the new VMA next to the one it comes from. */
-void object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after)
+void mm_object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after)
 {
 	v->obj = o;
 	v->obj_prev = after ? after : o->last;
@@ -51,7 +52,7 @@ void object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after)
 }
 
 /* Unlinks an object-backed VMA; the object goes when nothing maps it. */
-void object_unlink(struct mm_vma *v)
+void mm_object_unlink(struct mm_vma *v)
 {
 	struct mm_object *o = v->obj;
 	if (!o)

@@ -36,7 +36,7 @@ static struct pt_table *new_table(struct mm_world *w, struct mm_space *mm,
 				  uint64_t na, unsigned level)
 {
 	struct pt_table *t;
-	return pt_walk_alloc(w, mm, NULL, na, level, &t, NULL) ? NULL : t;
+	return mm_pt_walk_alloc(w, mm, NULL, na, level, &t, NULL) ? NULL : t;
 }
 
 /* move_page_tables(): whole PMD pages and PTE tables move when both sides
@@ -47,11 +47,12 @@ static int move_small(struct mm_world *w, struct mm_space *mm, uint64_t old,
 	for (uint64_t pos = 0, ext; pos < len; pos += ext) {
 		uint64_t oa = old + pos, na = new + pos, rem = len - pos;
 		ext = extent(oa, na, rem, MM_SPAN(PT_PMD));
-		struct pt_table *opud = pt_lookup(mm->pgd, oa, PT_PUD, NULL), *npud;
+		struct pt_table *opud = mm_pt_lookup(mm->pgd, oa, PT_PUD, NULL);
 		unsigned i = pt_index(oa, PT_PUD);
 		if (!opud || !opud->e[i])
 			continue; /* get_old_pud(): no PMD page */
-		if (!(npud = new_table(w, mm, na, PT_PUD)))
+		struct pt_table *npud = new_table(w, mm, na, PT_PUD);
+		if (!npud)
 			return -ENOMEM;
 		unsigned j = pt_index(na, PT_PUD);
 		if (ext == MM_SPAN(PT_PMD) && !npud->e[j]) {
@@ -59,18 +60,20 @@ static int move_small(struct mm_world *w, struct mm_space *mm, uint64_t old,
 			continue;
 		}
 		ext = extent(oa, na, rem, MM_SPAN(PT_PTE));
-		struct pt_table *opmd = pt_lookup(mm->pgd, oa, PT_PMD, NULL), *npmd;
+		struct pt_table *opmd = mm_pt_lookup(mm->pgd, oa, PT_PMD, NULL);
 		unsigned k = pt_index(oa, PT_PMD);
 		if (!opmd || !opmd->e[k])
 			continue; /* get_old_pmd(): no PTE table */
-		if (!(npmd = new_table(w, mm, na, PT_PMD)))
+		struct pt_table *npmd = new_table(w, mm, na, PT_PMD);
+		if (!npmd)
 			return -ENOMEM;
 		unsigned l = pt_index(na, PT_PMD);
 		if (ext == MM_SPAN(PT_PTE) && !npmd->e[l]) {
 			move_entry(opmd, k, npmd, l); /* move_normal_pmd() */
 			continue;
 		}
-		if (pt_entry_is_leaf(opmd->e[k]) && pt_split_leaf(w, opmd, k))
+		if (pt_entry_is_leaf(opmd->e[k]) && mm_pt_split_leaf(w, opmd,
+								     k))
 			return -ENOMEM;
 		if (!opmd->e[k])
 			continue;
@@ -93,9 +96,10 @@ static int move_hugetlb(struct mm_world *w, struct mm_space *mm,
 			const struct mm_vma *v, uint64_t old, uint64_t new,
 			uint64_t len)
 {
-	unsigned leaf = vma_leaf_level(v);
+	unsigned leaf = mm_vma_leaf_level(v);
 	for (uint64_t pos = 0; pos < len; pos += 1ULL << v->huge_shift) {
-		struct pt_table *t = pt_lookup(mm->pgd, old + pos, leaf, NULL), *nt;
+		struct pt_table *t = mm_pt_lookup(mm->pgd, old + pos, leaf,
+						  NULL), *nt;
 		unsigned i = pt_index(old + pos, leaf);
 		if (!t || !t->e[i])
 			continue;
@@ -116,7 +120,7 @@ static int check_remap(struct mm_world *w, struct mm_space *mm, uint64_t old,
 	if ((old_len && (r = mm_check_range(w, old, old_len))) ||
 	    (r = mm_check_range(w, new, new_len)))
 		return r;
-	struct mm_vma *v = vma_find(mm, old);
+	struct mm_vma *v = mm_vma_find(mm, old);
 	if (!v || old + old_len > v->end)
 		return mm_fail(w, -EFAULT, "[%#llx, %#llx) is not inside one "
 			       "mapping", (unsigned long long)old,
@@ -139,7 +143,7 @@ static int check_remap(struct mm_world *w, struct mm_space *mm, uint64_t old,
 			return mm_fail(w, -EINVAL, "remap onto itself");
 		if (new_len > old_len &&
 		    (old + old_len != v->end ||
-		     vma_any_in(mm, old + old_len, old + new_len)))
+		     mm_vma_any_in(mm, old + old_len, old + new_len)))
 			return mm_fail(w, -EINVAL, "[%#llx, %#llx) cannot grow "
 				       "in place", (unsigned long long)old,
 				       (unsigned long long)(old + old_len));
@@ -149,11 +153,11 @@ static int check_remap(struct mm_world *w, struct mm_space *mm, uint64_t old,
 		return mm_fail(w, -EINVAL, "moved without MREMAP_MAYMOVE");
 	if (new < old + old_len && old < new + new_len)
 		return mm_fail(w, -EINVAL, "old and new ranges overlap");
-	if (!(flags & MM_REMAP_FIXED) && vma_any_in(mm, new, new + new_len))
+	if (!(flags & MM_REMAP_FIXED) && mm_vma_any_in(mm, new, new + new_len))
 		return mm_fail(w, -EEXIST, "[%#llx, %#llx) is in use and not "
 			       "MREMAP_FIXED", (unsigned long long)new,
 			       (unsigned long long)(new + new_len));
-	return vma_check_huge_edges(w, mm, new, new + new_len);
+	return mm_vma_check_huge_edges(w, mm, new, new + new_len);
 }
 
 static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
@@ -162,18 +166,18 @@ static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
 {
 	if (len) {
 		mm_unshare(w, mm, old, old + len);
-		if (vma_split(w, mm, old) || vma_split(w, mm, old + len))
+		if (mm_vma_split(w, mm, old) || mm_vma_split(w, mm, old + len))
 			return -ENOMEM;
 	}
-	struct mm_vma *v = vma_find(mm, old), *nv;
-	if (!(nv = vma_new(w, mm, v)))
+	struct mm_vma *v = mm_vma_find(mm, old), *nv;
+	if (!(nv = mm_vma_new(w, mm, v)))
 		return -ENOMEM;
 	nv->start = new;
 	nv->end = new + new_len;
 	nv->pgoff = v->pgoff + ((old - v->start) >> MM_PAGE_SHIFT);
 	if (v->obj)
-		object_link(v->obj, nv, NULL);
-	vma_insert(mm, nv);
+		mm_object_link(v->obj, nv, NULL);
+	mm_vma_insert(mm, nv);
 	int r = v->huge_shift ? move_hugetlb(w, mm, v, old, new, len)
 			      : move_small(w, mm, old, new, len);
 	if (r)
@@ -184,7 +188,7 @@ static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
 	} else if (len && mm_do_unmap(w, mm, old, old + len)) {
 		return -ENOMEM;
 	}
-	vma_merge_around(mm, new, new + new_len);
+	mm_vma_merge_around(mm, new, new + new_len);
 	return 0;
 }
 
@@ -200,8 +204,8 @@ int mm_remap(struct mm_world *w, uint32_t pid, uint64_t old, uint64_t old_len,
 	if (new == old) {
 		if (new_len < old_len)
 			return mm_do_unmap(w, mm, old + new_len, old + old_len);
-		vma_find(mm, old)->end = old + new_len;
-		vma_merge_around(mm, old, old + new_len);
+		mm_vma_find(mm, old)->end = old + new_len;
+		mm_vma_merge_around(mm, old, old + new_len);
 		return 0;
 	}
 	if ((flags & MM_REMAP_FIXED) && mm_do_unmap(w, mm, new, new + new_len))

@@ -85,7 +85,7 @@ static bool sharer_base(const struct mm_policy *p, const struct mm_vma *v,
 		return s->start == v->start && s->end == v->end &&
 		       s->pgoff == v->pgoff;
 	}
-	uint64_t off = vma_offset(v, base), soff = s->pgoff << MM_PAGE_SHIFT;
+	uint64_t off = mm_vma_offset(v, base), soff = s->pgoff << MM_PAGE_SHIFT;
 	if (off < soff)
 		return false;
 	*sbase = s->start + (off - soff);
@@ -114,7 +114,8 @@ struct pt_table *mm_find_sharer(struct mm_world *w, struct mm_vma *v,
 		uint64_t sbase;
 		if (s == v || !sharer_base(p, v, s, base, level, &sbase))
 			continue;
-		struct pt_table *par = pt_lookup(s->mm->pgd, sbase, level + 1, NULL);
+		struct pt_table *par = mm_pt_lookup(s->mm->pgd, sbase,
+						    level + 1, NULL);
 		uint64_t e = par ? par->e[pt_index(sbase, level + 1)] : 0;
 		if (!pt_entry_is_table(e))
 			continue;
@@ -149,7 +150,7 @@ static uint64_t unshare_table(struct mm_world *w, struct pt_table *t,
 			continue;
 		struct pt_table *c = pt_entry_table(e);
 		if (c->share > 1) {
-			pt_clear_entry(w, t, i);
+			mm_pt_clear_entry(w, t, i);
 			n++;
 		} else if (c->level > PT_PTE) {
 			n += unshare_table(w, c, tbase + i * esz, start, end);

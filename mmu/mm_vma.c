@@ -4,19 +4,19 @@
 
 #include "mm_internal.h"
 
-bool vma_is_anonymous(const struct mm_vma *v)
+bool mm_vma_is_anonymous(const struct mm_vma *v)
 {
 	return !v->obj;
 }
 
 /* The level of the table whose entries map this VMA's pages. */
-unsigned vma_leaf_level(const struct mm_vma *v)
+unsigned mm_vma_leaf_level(const struct mm_vma *v)
 {
 	return v->huge_shift ? (v->huge_shift - 12) / 9 : PT_PTE;
 }
 
 /* Byte offset into the object of the page at addr. */
-uint64_t vma_offset(const struct mm_vma *v, uint64_t addr)
+uint64_t mm_vma_offset(const struct mm_vma *v, uint64_t addr)
 {
 	return (v->pgoff << MM_PAGE_SHIFT) + (addr - v->start);
 }
@@ -37,31 +37,33 @@ static bool ends_above(const struct avl_node *n, const void *addr)
 	return vma_of(n)->end > *(const uint64_t *)addr;
 }
 
-struct mm_vma *vma_first_after(const struct mm_space *mm, uint64_t addr)
+struct mm_vma *mm_vma_first_after(const struct mm_space *mm, uint64_t addr)
 {
 	return vma_of(avl_first_from(&mm->vmas, ends_above, &addr));
 }
 
-struct mm_vma *vma_find(struct mm_space *mm, uint64_t addr)
+struct mm_vma *mm_vma_find(struct mm_space *mm, uint64_t addr)
 {
 	struct mm_vma *v = mm->hint;
 	if (v && v->start <= addr && addr < v->end)
 		return v;
-	v = vma_first_after(mm, addr);
+	v = mm_vma_first_after(mm, addr);
 	if (!v || v->start > addr)
 		return NULL;
 	return mm->hint = v;
 }
 
-bool vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end)
+bool mm_vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end)
 {
-	const struct mm_vma *v = vma_first_after(mm, start);
+	const struct mm_vma *v = mm_vma_first_after(mm, start);
 	return v && v->start < end;
 }
 
-bool vma_range_mapped(const struct mm_space *mm, uint64_t start, uint64_t end)
+bool mm_vma_range_mapped(const struct mm_space *mm, uint64_t start,
+			 uint64_t end)
 {
-	for (const struct mm_vma *v = vma_first_after(mm, start); start < end;
+	for (const struct mm_vma *v = mm_vma_first_after(mm,
+							 start); start < end;
 	     v = vma_next(v)) {
 		if (!v || v->start > start)
 			return false;
@@ -70,8 +72,8 @@ bool vma_range_mapped(const struct mm_space *mm, uint64_t start, uint64_t end)
 	return true;
 }
 
-struct mm_vma *vma_new(struct mm_world *w, struct mm_space *mm,
-		       const struct mm_vma *tmpl)
+struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
+			  const struct mm_vma *tmpl)
 {
 	struct mm_vma *v = malloc(sizeof(*v));
 	if (!v) {
@@ -85,20 +87,20 @@ struct mm_vma *vma_new(struct mm_world *w, struct mm_space *mm,
 }
 
 /* v overlaps no VMA of mm. */
-void vma_insert(struct mm_space *mm, struct mm_vma *v)
+void mm_vma_insert(struct mm_space *mm, struct mm_vma *v)
 {
 	avl_insert(&mm->vmas, &v->node, starts_before);
 }
 
 /* Takes the VMA out of the set; the caller unlinks and frees it. */
-void vma_remove(struct mm_space *mm, struct mm_vma *v)
+void mm_vma_remove(struct mm_space *mm, struct mm_vma *v)
 {
 	if (mm->hint == v)
 		mm->hint = NULL;
 	avl_remove(&mm->vmas, &v->node, starts_before);
 }
 
-bool vma_set_consistent(const struct mm_space *mm)
+bool mm_vma_set_consistent(const struct mm_space *mm)
 {
 	return avl_consistent(&mm->vmas, starts_before);
 }
@@ -108,18 +110,18 @@ bool vma_set_consistent(const struct mm_space *mm)
  * a boundary), and a huge leaf straddling addr with it, as
  * vma_adjust_trans_huge() does.
  */
-int vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
+int mm_vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 {
-	struct mm_vma *v = vma_first_after(mm, addr);
+	struct mm_vma *v = mm_vma_first_after(mm, addr);
 	if (!v || v->start >= addr)
 		return 0;
-	struct mm_vma *tail = vma_new(w, mm, v);
+	struct mm_vma *tail = mm_vma_new(w, mm, v);
 	if (!tail)
 		return -ENOMEM;
-	struct pt_table *pmd = pt_lookup(mm->pgd, addr, PT_PMD, NULL);
+	struct pt_table *pmd = mm_pt_lookup(mm->pgd, addr, PT_PMD, NULL);
 	if (pmd && addr % MM_SPAN(PT_PTE) &&
 	    pt_entry_is_leaf(pmd->e[pt_index(addr, PT_PMD)]) &&
-	    pt_split_leaf(w, pmd, pt_index(addr, PT_PMD))) {
+	    mm_pt_split_leaf(w, pmd, pt_index(addr, PT_PMD))) {
 		free(tail);
 		return -ENOMEM;
 	}
@@ -127,8 +129,8 @@ int vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 	tail->pgoff = v->pgoff + ((addr - v->start) >> MM_PAGE_SHIFT);
 	v->end = addr;
 	if (v->obj)
-		object_link(v->obj, tail, v);
-	vma_insert(mm, tail);
+		mm_object_link(v->obj, tail, v);
+	mm_vma_insert(mm, tail);
 	return 0;
 }
 
@@ -158,9 +160,9 @@ static bool can_merge(const struct mm_vma *a, const struct mm_vma *b)
 }
 
 /* Merges the VMAs meeting at boundaries in [start, end], left to right. */
-void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
+void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 {
-	struct mm_vma *a = vma_first_after(mm, start ? start - 1 : 0);
+	struct mm_vma *a = mm_vma_first_after(mm, start ? start - 1 : 0);
 	while (a && vma_next(a) && a->end <= end) {
 		struct mm_vma *b = vma_next(a);
 		if (!can_merge(a, b)) {
@@ -172,15 +174,15 @@ void vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 			a->anon = b->anon;
 			a->anon_forked = b->anon_forked;
 		}
-		vma_remove(mm, b);
-		object_unlink(b);
+		mm_vma_remove(mm, b);
+		mm_object_unlink(b);
 		free(b);
 	}
 }
 
 /* A hugetlb VMA is only ever cut at its page size. */
-int vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
-			 uint64_t start, uint64_t end)
+int mm_vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
+			    uint64_t start, uint64_t end)
 {
 	const struct mm_vma *v;
 	vma_for_each_in(v, mm, start, end) {

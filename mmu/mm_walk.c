@@ -2,13 +2,13 @@
 /* Paths through a process's tables: lookup, allocation, linking, freeing. */
 #include "mm_internal.h"
 
-struct pt_table *pt_alloc(struct mm_world *w, unsigned level)
+struct pt_table *mm_pt_alloc(struct mm_world *w, unsigned level)
 {
 	uint64_t n = 0;
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 		n += w->tables[l];
 	struct pt_table *t = !w->max_tables || n < w->max_tables
-				     ? pt_pool_get(&w->pool, level) : NULL;
+				     ? mm_pt_pool_get(&w->pool, level) : NULL;
 	if (!t) {
 		mm_nomem(w, "a table page");
 		return NULL;
@@ -25,20 +25,20 @@ static void pt_put(struct mm_world *w, struct pt_table *t)
 	if (t->level != PT_PTE)
 		for (unsigned i = 0; i < PT_ENTRIES && t->nr_tables + t->nr_leaves; i++)
 			if (t->e[i])
-				pt_clear_entry(w, t, i);
+				mm_pt_clear_entry(w, t, i);
 	w->tables[t->level]--;
-	pt_pool_put(&w->pool, t);
+	mm_pt_pool_put(&w->pool, t);
 }
 
-void pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child)
+void mm_pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child)
 {
 	parent->e[idx] = (uint64_t)(uintptr_t)child;
 	parent->nr_tables++;
 	child->share++;
 }
 
-void pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
-		 bool deposit)
+void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
+		    bool deposit)
 {
 	t->e[idx] = deposit ? PT_LEAF_DEPOSIT : PT_LEAF;
 	t->nr_leaves++;
@@ -50,7 +50,7 @@ void pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
 
 /* Clears an upper entry: unlinks a table (detaching it when shared, freeing
  * it when this was its last link) or removes a leaf and its deposit. */
-void pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx)
+void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx)
 {
 	uint64_t e = t->e[idx];
 	t->e[idx] = 0;
@@ -71,24 +71,25 @@ void pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx)
  * deposit becomes its PTE table, every page present; a file leaf is simply
  * cleared (it refaults), as __split_huge_pmd() does.
  */
-int pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx)
+int mm_pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx)
 {
 	bool deposit = pmd->e[idx] == PT_LEAF_DEPOSIT;
-	pt_clear_entry(w, pmd, idx);
+	mm_pt_clear_entry(w, pmd, idx);
 	if (!deposit)
 		return 0;
-	struct pt_table *pte = pt_alloc(w, PT_PTE);
+	struct pt_table *pte = mm_pt_alloc(w, PT_PTE);
 	if (!pte)
 		return -ENOMEM;
 	memset(pte->e, 0xff, PT_ENTRIES / 8);
-	pt_link(pmd, idx, pte);
+	mm_pt_link(pmd, idx, pte);
 	return 0;
 }
 
 /* The table at `level` covering addr, without allocating: NULL when a table
  * above is missing or a leaf maps addr.  *shared: the path is shared. */
-struct pt_table *pt_lookup(struct pt_table *pgd, uint64_t addr, unsigned level,
-			   bool *shared)
+struct pt_table *mm_pt_lookup(struct pt_table *pgd, uint64_t addr,
+			      unsigned level,
+			      bool *shared)
 {
 	struct pt_table *t = pgd;
 	bool sh = false;
@@ -111,12 +112,12 @@ struct pt_table *pt_lookup(struct pt_table *pgd, uint64_t addr, unsigned level,
  * path goes through a shared table.  Returns 1 (and no table) when a huge
  * leaf higher up already maps addr.
  */
-int pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
-		  uint64_t addr, unsigned level, struct pt_table **out,
-		  bool *shared)
+int mm_pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		     uint64_t addr, unsigned level, struct pt_table **out,
+		     bool *shared)
 {
 	if (mm->pgd == w->empty_pgd) { /* its own root, now that it needs one */
-		struct pt_table *own = pt_pool_get(&w->pool, PT_PGD);
+		struct pt_table *own = mm_pt_pool_get(&w->pool, PT_PGD);
 		if (!own)
 			return mm_nomem(w, "a root table");
 		own->share = 1;
@@ -133,9 +134,9 @@ int pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 			struct pt_table *c = v ? mm_find_sharer(w, v, addr,
 								t->level - 1)
 					       : NULL;
-			if (!c && !(c = pt_alloc(w, t->level - 1)))
+			if (!c && !(c = mm_pt_alloc(w, t->level - 1)))
 				return -ENOMEM;
-			pt_link(t, idx, c);
+			mm_pt_link(t, idx, c);
 			e = t->e[idx];
 		}
 		t = pt_entry_table(e);

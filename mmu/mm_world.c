@@ -12,9 +12,9 @@ struct mm_world *mm_world_new(const struct mm_policy *policy)
 	if (!w)
 		return NULL;
 	w->policy = *policy;
-	pt_pool_init(&w->pool);
-	if (!(w->empty_pgd = pt_pool_get(&w->pool, PT_PGD))) {
-		pt_pool_destroy(&w->pool);
+	mm_pt_pool_init(&w->pool);
+	if (!(w->empty_pgd = mm_pt_pool_get(&w->pool, PT_PGD))) {
+		mm_pt_pool_destroy(&w->pool);
 		free(w);
 		return NULL;
 	}
@@ -39,7 +39,7 @@ void mm_world_free(struct mm_world *w)
 		free(w->objects.slot[i].item);
 	ptr_map_free(&w->objects);
 	ptr_map_free(&w->procs);
-	pt_pool_destroy(&w->pool); /* every table page at once */
+	mm_pt_pool_destroy(&w->pool); /* every table page at once */
 	free(w);
 }
 
@@ -55,7 +55,7 @@ void mm_world_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS])
 
 size_t mm_world_table_bytes(const struct mm_world *w)
 {
-	return pt_pool_bytes(&w->pool);
+	return mm_pt_pool_bytes(&w->pool);
 }
 
 void mm_world_limit_tables(struct mm_world *w, uint64_t max)
@@ -198,7 +198,7 @@ int mm_exit(struct mm_world *w, uint32_t pid)
 	if (w->hint == mm)
 		w->hint = NULL;
 	if (mm->pgd != w->empty_pgd)
-		pt_pool_put(&w->pool, mm->pgd);
+		mm_pt_pool_put(&w->pool, mm->pgd);
 	free(mm);
 	return 0;
 }

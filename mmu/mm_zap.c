@@ -16,10 +16,10 @@ static int zap_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
 		uint64_t e = t->e[i], eb = tbase + i * esz;
 		if (pt_entry_is_leaf(e)) {
 			if (start <= eb && eb + esz <= end) {
-				pt_clear_entry(w, t, i);
+				mm_pt_clear_entry(w, t, i);
 				continue;
 			}
-			if (pt_split_leaf(w, t, i))
+			if (mm_pt_split_leaf(w, t, i))
 				return -ENOMEM;
 			e = t->e[i];
 		}
@@ -27,7 +27,7 @@ static int zap_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
 			continue;
 		struct pt_table *c = pt_entry_table(e);
 		if (c->share > 1) {
-			pt_clear_entry(w, t, i);
+			mm_pt_clear_entry(w, t, i);
 		} else if (c->level == PT_PTE) {
 			unsigned a = (max_u64(start, eb) - eb) >> MM_PAGE_SHIFT;
 			unsigned b = (min_u64(end, eb + esz) - eb) >> MM_PAGE_SHIFT;
@@ -60,8 +60,8 @@ static void free_table(struct mm_world *w, struct mm_space *mm,
 		if (!pt_entry_is_table(e))
 			continue;
 		struct pt_table *c = pt_entry_table(e);
-		if (!vma_any_in(mm, eb, eb + esz))
-			pt_clear_entry(w, t, i);
+		if (!mm_vma_any_in(mm, eb, eb + esz))
+			mm_pt_clear_entry(w, t, i);
 		else if (c->share == 1 && c->level > PT_PTE)
 			free_table(w, mm, c, eb, start, end);
 	}
@@ -77,16 +77,16 @@ void mm_free_pgtables(struct mm_world *w, struct mm_space *mm, uint64_t start,
 int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		uint64_t end)
 {
-	if (!vma_any_in(mm, start, end))
+	if (!mm_vma_any_in(mm, start, end))
 		return 0;
-	if (vma_split(w, mm, start) || vma_split(w, mm, end) ||
+	if (mm_vma_split(w, mm, start) || mm_vma_split(w, mm, end) ||
 	    mm_zap(w, mm, start, end))
 		return -ENOMEM;
-	struct mm_vma *v = vma_first_after(mm, start);
+	struct mm_vma *v = mm_vma_first_after(mm, start);
 	while (v && v->start < end) {
 		struct mm_vma *next = vma_next(v);
-		vma_remove(mm, v);
-		object_unlink(v);
+		mm_vma_remove(mm, v);
+		mm_object_unlink(v);
 		free(v);
 		v = next;
 	}
@@ -98,10 +98,10 @@ void mm_teardown(struct mm_world *w, struct mm_space *mm)
 {
 	for (unsigned i = 0; i < PT_ENTRIES; i++)
 		if (mm->pgd->e[i])
-			pt_clear_entry(w, mm->pgd, i);
+			mm_pt_clear_entry(w, mm->pgd, i);
 	for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
 		next = vma_next(v);
-		object_unlink(v);
+		mm_object_unlink(v);
 		free(v);
 	}
 	mm->vmas = (struct avl_tree){ 0 };
@@ -122,10 +122,11 @@ int mm_dontneed(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		uint64_t span = MM_SPAN(PT_PTE);
 		for (uint64_t sb = align_down(lo + span - 1, span); sb + span <= hi;
 		     sb += span) {
-			struct pt_table *pmd = pt_lookup(mm->pgd, sb, PT_PMD, NULL);
+			struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD,
+							    NULL);
 			unsigned i = pt_index(sb, PT_PMD);
 			if (pmd && pt_entry_is_table(pmd->e[i]))
-				pt_clear_entry(w, pmd, i);
+				mm_pt_clear_entry(w, pmd, i);
 		}
 	}
 	return 0;
@@ -138,7 +139,7 @@ int mm_remove(struct mm_world *w, struct mm_space *mm, uint64_t start,
 {
 	const struct mm_vma *v;
 	vma_for_each_in(v, mm, start, end) {
-		uint64_t lo = vma_offset(v, max_u64(start, v->start));
+		uint64_t lo = mm_vma_offset(v, max_u64(start, v->start));
 		uint64_t hi = lo + (min_u64(end, v->end) - max_u64(start, v->start));
 		for (struct mm_vma *s = v->obj->first; s; s = s->obj_next) {
 			uint64_t soff = s->pgoff << MM_PAGE_SHIFT;

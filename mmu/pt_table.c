@@ -76,19 +76,19 @@ static void class_put(struct pt_pool_class *c, void *obj)
 	POISON(obj, c->size);
 }
 
-void pt_pool_init(struct pt_pool *p)
+void mm_pt_pool_init(struct pt_pool *p)
 {
 	class_init(&p->pte, sizeof(struct pt_table) + PT_ENTRIES / 8);
 	class_init(&p->upper, sizeof(struct pt_table) + PT_ENTRIES * 8);
 }
 
-void pt_pool_destroy(struct pt_pool *p)
+void mm_pt_pool_destroy(struct pt_pool *p)
 {
 	class_destroy(&p->pte);
 	class_destroy(&p->upper);
 }
 
-struct pt_table *pt_pool_get(struct pt_pool *p, unsigned level)
+struct pt_table *mm_pt_pool_get(struct pt_pool *p, unsigned level)
 {
 	struct pt_table *t = class_get(level ? &p->upper : &p->pte);
 	if (t)
@@ -96,12 +96,12 @@ struct pt_table *pt_pool_get(struct pt_pool *p, unsigned level)
 	return t;
 }
 
-void pt_pool_put(struct pt_pool *p, struct pt_table *t)
+void mm_pt_pool_put(struct pt_pool *p, struct pt_table *t)
 {
 	class_put(t->level ? &p->upper : &p->pte, t);
 }
 
-size_t pt_pool_bytes(const struct pt_pool *p)
+size_t mm_pt_pool_bytes(const struct pt_pool *p)
 {
 	return p->pte.chunk_bytes + p->upper.chunk_bytes;
 }

@@ -68,11 +68,11 @@ struct pt_pool {
 	struct pt_pool_class pte, upper;
 };
 
-void pt_pool_init(struct pt_pool *p);
-void pt_pool_destroy(struct pt_pool *p);
-struct pt_table *pt_pool_get(struct pt_pool *p, unsigned level);
-void pt_pool_put(struct pt_pool *p, struct pt_table *t);
+void mm_pt_pool_init(struct pt_pool *p);
+void mm_pt_pool_destroy(struct pt_pool *p);
+struct pt_table *mm_pt_pool_get(struct pt_pool *p, unsigned level);
+void mm_pt_pool_put(struct pt_pool *p, struct pt_table *t);
 /* Bytes the pool holds from the system, for the model-size benchmark. */
-size_t pt_pool_bytes(const struct pt_pool *p);
+size_t mm_pt_pool_bytes(const struct pt_pool *p);
 
 #endif

@@ -385,7 +385,8 @@ int report_symbolize(struct report *r, struct symbols *sy)
 		for (size_t j = 0; j < r->maps[i].site.n; j++) {
 			struct report_frame *f = &r->maps[i].site.f[j];
 			struct symbol s;
-			if (!f->object || symbols_lookup(sy, f->object, f->offset, &s))
+			if (!f->object || report_symbols_lookup(sy, f->object,
+								f->offset, &s))
 				continue;
 			f->function = keep(r, s.function, &err);
 			f->file = keep(r, s.file, &err);

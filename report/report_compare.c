@@ -189,8 +189,9 @@ void report_compare_free(struct report_compare *c)
 	*c = (struct report_compare){ 0 };
 }
 
-const char *compare_why_text(const struct compare_side *s, size_t k, char *buf,
-			     size_t len)
+const char *report_compare_why_text(const struct compare_side *s, size_t k,
+				    char *buf,
+				    size_t len)
 {
 	struct report_mapping m = { 0 };
 	size_t n = 0;

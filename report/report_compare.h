@@ -65,7 +65,8 @@ int report_compare(struct report_compare *c, const struct report *a,
 void report_compare_free(struct report_compare *c);
 /* The reasons seen for policy k on side s (report_why_text), joined by
  * "; " into buf. */
-const char *compare_why_text(const struct compare_side *s, size_t k, char *buf,
-			     size_t len);
+const char *report_compare_why_text(const struct compare_side *s, size_t k,
+				    char *buf,
+				    size_t len);
 
 #endif

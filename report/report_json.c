@@ -2,7 +2,7 @@
 /* The report as JSON: the schema is docs/report-json.md. */
 #include <string.h>
 
-#include "json.h"
+#include "lib/json.h"
 #include "report.h"
 
 #define REPORT_SCHEMA_VERSION 1

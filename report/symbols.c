@@ -42,7 +42,7 @@ struct symbols {
 	size_t n, cap;
 };
 
-struct symbols *symbols_new(void)
+struct symbols *report_symbols_new(void)
 {
 	elf_version(EV_CURRENT);
 	return calloc(1, sizeof(struct symbols));
@@ -65,7 +65,7 @@ static void object_close(struct object *o)
 	free(o->path);
 }
 
-void symbols_free(struct symbols *s)
+void report_symbols_free(struct symbols *s)
 {
 	if (!s)
 		return;
@@ -254,8 +254,8 @@ static const char *elf_function(const struct object *o, uint64_t pc)
 	return NULL;
 }
 
-int symbols_lookup(struct symbols *s, const char *path, uint64_t off,
-		   struct symbol *out)
+int report_symbols_lookup(struct symbols *s, const char *path, uint64_t off,
+			  struct symbol *out)
 {
 	*out = (struct symbol){ 0 };
 	struct object *o = object_of(s, path);

@@ -23,13 +23,13 @@ struct symbol {
 	uint32_t line;
 };
 
-struct symbols *symbols_new(void);
-void symbols_free(struct symbols *s);
+struct symbols *report_symbols_new(void);
+void report_symbols_free(struct symbols *s);
 
 /* The call made just before the return address at file offset off of the
  * ELF file at path.  0, or -ENOENT when nothing is known of it (the file
  * cannot be read, is no ELF file, or has no symbol there). */
-int symbols_lookup(struct symbols *s, const char *path, uint64_t off,
-		   struct symbol *out);
+int report_symbols_lookup(struct symbols *s, const char *path, uint64_t off,
+			  struct symbol *out);
 
 #endif

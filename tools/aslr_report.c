@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "aslr.h"
-#include "report/json.h"
+#include "lib/json.h"
 
 #define ASLR_SCHEMA_VERSION 1
 
@@ -190,7 +190,8 @@ static void mapping_text(FILE *f, const struct report *r,
 			}
 			fprintf(f, "%5" PRIu64 " of %5" PRIu64 " PTE tables shared: %s\n",
 				s->pol[k].shared, s->pol[k].tables,
-				compare_why_text(s, k, why, sizeof(why)));
+				report_compare_why_text(s, k, why,
+							sizeof(why)));
 		}
 	}
 }
@@ -229,7 +230,8 @@ static void side_policy(struct json *j, size_t k, const void *arg)
 	char why[256];
 	json_member_u64(j, "pte_tables", s->pol[k].tables);
 	json_member_u64(j, "shared_tables", s->pol[k].shared);
-	json_member_string(j, "why", compare_why_text(s, k, why, sizeof(why)));
+	json_member_string(j, "why", report_compare_why_text(s, k, why,
+							     sizeof(why)));
 }
 
 static void side_json(struct json *j, const struct report *r,

@@ -67,7 +67,7 @@ int cmd_replay(int argc, char **argv)
 		return 1;
 	}
 	struct trace_error te;
-	int r = trace_replay(f, g, false, &te);
+	int r = ingest_trace_replay(f, g, false, &te);
 	if (r)
 		fprintf(stderr, "ptshare replay: %s: %s at offset %llu; the report "
 			"shows what came before\n", argv[optind], te.what,

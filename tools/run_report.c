@@ -35,7 +35,7 @@ void run_report_rebuild(const char *who, const char *trace,
 		return;
 	}
 	struct trace_error te;
-	int read = trace_replay(f, r->replay, cut != NULL, &te);
+	int read = ingest_trace_replay(f, r->replay, cut != NULL, &te);
 	fclose(f);
 	if (read < 0) {
 		fprintf(stderr, "%s: the run's trace: %s at offset %llu\n", who,

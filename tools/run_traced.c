@@ -116,7 +116,7 @@ static int make_private_dir(const char *who, char *dir, size_t cap,
 	const char *tmp = getenv("TMPDIR");
 	char why[256];
 	tmp = tmp && *tmp ? tmp : "/tmp";
-	if (path_dir_kept(tmp, why, sizeof(why))) {
+	if (cli_path_dir_kept(tmp, why, sizeof(why))) {
 		fprintf(stderr, "%s: TMPDIR %s: %s\n", who, tmp, why);
 		return -1;
 	}

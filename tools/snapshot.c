@@ -100,10 +100,12 @@ static int take(struct snapshot *s, int pid)
 {
 	struct proc_image img = { 0 };
 	char err[256];
-	int r = proc_image_read(pid, fs_cache_get(&s->fs, pid), &img);
+	int r = ingest_proc_image_read(pid, ingest_fs_cache_get(&s->fs, pid),
+				       &img);
 	if (r == -ENODATA) /* kernel thread, zombie: nothing to model */
 		goto out;
-	if (!r && (r = proc_image_load(&s->ws, &img, err, sizeof(err)))) {
+	if (!r && (r = ingest_proc_image_load(&s->ws, &img, err,
+					      sizeof(err)))) {
 		char what[sizeof(((struct report_skip *)0)->what)];
 		snprintf(what, sizeof(what), "model refused it: %.100s", err);
 		r = skip(s, pid, r, what) ? -ENOMEM : 1;
@@ -128,7 +130,7 @@ static int take(struct snapshot *s, int pid)
 	};
 	snprintf(p->name, sizeof(p->name), "%s", img.status.name);
 out:
-	proc_image_free(&img);
+	ingest_proc_image_free(&img);
 	return r;
 }
 
@@ -179,7 +181,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->objects);
 	free(s->procs);
 	free(s->skips);
-	fs_cache_free(&s->fs);
+	ingest_fs_cache_free(&s->fs);
 }
 
 int cmd_snapshot(int argc, char **argv)

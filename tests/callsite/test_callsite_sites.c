@@ -17,57 +17,59 @@
 static void test_ranges_set(void **state)
 {
 	struct site_ranges s = { 0 };
-	assert_int_equal(site_ranges_set(&s, 0x1000, 0x5000, 1), 0);
-	assert_int_equal(site_ranges_set(&s, 0x2000, 0x3000, 2), 0); /* inside */
-	assert_int_equal(site_ranges_at(&s, 0x0fff), 0);
-	assert_int_equal(site_ranges_at(&s, 0x1000), 1);
-	assert_int_equal(site_ranges_at(&s, 0x2000), 2);
-	assert_int_equal(site_ranges_at(&s, 0x2fff), 2);
-	assert_int_equal(site_ranges_at(&s, 0x3000), 1);
-	assert_int_equal(site_ranges_at(&s, 0x5000), 0);
+	assert_int_equal(ingest_site_ranges_set(&s, 0x1000, 0x5000, 1), 0);
+	assert_int_equal(ingest_site_ranges_set(&s, 0x2000, 0x3000, 2),
+			 0); /* inside */
+	assert_int_equal(ingest_site_ranges_at(&s, 0x0fff), 0);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x1000), 1);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x2000), 2);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x2fff), 2);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x3000), 1);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x5000), 0);
 	assert_int_equal(s.t.n, 3);
 	/* unmapped across two ranges, then mapped over all by another call */
-	assert_int_equal(site_ranges_set(&s, 0x0000, 0x2800, 0), 0);
-	assert_int_equal(site_ranges_at(&s, 0x1000), 0);
-	assert_int_equal(site_ranges_at(&s, 0x2800), 2);
-	assert_int_equal(site_ranges_set(&s, 0x2000, 0x6000, 7), 0);
+	assert_int_equal(ingest_site_ranges_set(&s, 0x0000, 0x2800, 0), 0);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x1000), 0);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x2800), 2);
+	assert_int_equal(ingest_site_ranges_set(&s, 0x2000, 0x6000, 7), 0);
 	assert_int_equal(s.t.n, 1);
-	assert_int_equal(site_ranges_at(&s, 0x4000), 7);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x4000), 7);
 	struct site_ranges child = { 0 };
-	assert_int_equal(site_ranges_copy(&child, &s), 0);
-	assert_int_equal(site_ranges_set(&s, 0x2000, 0x6000, 0), 0);
-	assert_int_equal(site_ranges_at(&child, 0x5fff), 7);
-	assert_int_equal(site_ranges_at(&s, 0x5fff), 0);
-	site_ranges_free(&s);
-	site_ranges_free(&child);
+	assert_int_equal(ingest_site_ranges_copy(&child, &s), 0);
+	assert_int_equal(ingest_site_ranges_set(&s, 0x2000, 0x6000, 0), 0);
+	assert_int_equal(ingest_site_ranges_at(&child, 0x5fff), 7);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x5fff), 0);
+	ingest_site_ranges_free(&s);
+	ingest_site_ranges_free(&child);
 }
 
 static void test_ranges_move(void **state)
 {
 	struct site_ranges s = { 0 };
-	site_ranges_set(&s, 0x10000, 0x12000, 1);
+	ingest_site_ranges_set(&s, 0x10000, 0x12000, 1);
 	/* moved and grown: the growth is the mremap's (3) */
-	assert_int_equal(site_ranges_move(&s, 0x10000, 0x2000, 0x20000, 0x4000,
-					  false, 3), 0);
-	assert_int_equal(site_ranges_at(&s, 0x10000), 0);
-	assert_int_equal(site_ranges_at(&s, 0x20000), 1);
-	assert_int_equal(site_ranges_at(&s, 0x21fff), 1);
-	assert_int_equal(site_ranges_at(&s, 0x22000), 3);
-	assert_int_equal(site_ranges_at(&s, 0x23fff), 3);
-	assert_int_equal(site_ranges_at(&s, 0x24000), 0);
+	assert_int_equal(ingest_site_ranges_move(&s, 0x10000, 0x2000, 0x20000,
+						 0x4000,
+						 false, 3), 0);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x10000), 0);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x20000), 1);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x21fff), 1);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x22000), 3);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x23fff), 3);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x24000), 0);
 	/* shrunk in place */
-	site_ranges_move(&s, 0x20000, 0x4000, 0x20000, 0x1000, false, 4);
-	assert_int_equal(site_ranges_at(&s, 0x20000), 1);
-	assert_int_equal(site_ranges_at(&s, 0x21000), 0);
+	ingest_site_ranges_move(&s, 0x20000, 0x4000, 0x20000, 0x1000, false, 4);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x20000), 1);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x21000), 0);
 	/* MREMAP_DONTUNMAP: the old range stays */
-	site_ranges_move(&s, 0x20000, 0x1000, 0x30000, 0x1000, true, 5);
-	assert_int_equal(site_ranges_at(&s, 0x20000), 1);
-	assert_int_equal(site_ranges_at(&s, 0x30000), 1);
+	ingest_site_ranges_move(&s, 0x20000, 0x1000, 0x30000, 0x1000, true, 5);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x20000), 1);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x30000), 1);
 	/* old_len 0 duplicates nothing: the new mapping is the mremap's */
-	site_ranges_move(&s, 0x20000, 0, 0x40000, 0x2000, false, 6);
-	assert_int_equal(site_ranges_at(&s, 0x20000), 1);
-	assert_int_equal(site_ranges_at(&s, 0x41000), 6);
-	site_ranges_free(&s);
+	ingest_site_ranges_move(&s, 0x20000, 0, 0x40000, 0x2000, false, 6);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x20000), 1);
+	assert_int_equal(ingest_site_ranges_at(&s, 0x41000), 6);
+	ingest_site_ranges_free(&s);
 }
 
 static void test_intern(void **state)
@@ -82,12 +84,12 @@ static void test_intern(void **state)
 	};
 	struct code_map code = { 0 };
 	struct callsites t = { 0 };
-	assert_int_equal(code_map_set(&code, ck, 3), 0);
+	assert_int_equal(ingest_code_map_set(&code, ck, 3), 0);
 	assert_int_equal(code.n, 1); /* only the executable file mapping */
 	const uint64_t a[] = { 0x400010, 0x401010, 0x500020 };
-	uint32_t site = callsites_intern(&t, &code, a, 3);
+	uint32_t site = ingest_callsites_intern(&t, &code, a, 3);
 	size_t n;
-	const struct callsite_frame *f = callsites_get(&t, site, &n);
+	const struct callsite_frame *f = ingest_callsites_get(&t, site, &n);
 	assert_true(site > 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(f[0].obj.kind, MM_OBJ_FILE);
@@ -96,20 +98,20 @@ static void test_intern(void **state)
 	assert_int_equal(f[1].obj.kind, MM_OBJ_ANON); /* not executable */
 	assert_int_equal(f[1].offset, 0x401010);
 	assert_int_equal(f[2].offset, 0x500020);
-	assert_int_equal(callsites_intern(&t, &code, a, 3), site);
-	assert_int_not_equal(callsites_intern(&t, &code, a, 2), site);
-	assert_int_equal(callsites_intern(&t, &code, a, 0), 0);
+	assert_int_equal(ingest_callsites_intern(&t, &code, a, 3), site);
+	assert_int_not_equal(ingest_callsites_intern(&t, &code, a, 2), site);
+	assert_int_equal(ingest_callsites_intern(&t, &code, a, 0), 0);
 	/* many sites: each kept once, each found again */
 	for (uint64_t i = 0; i < 1000; i++) {
 		uint64_t b[2] = { 0x400000 + i, 0x400000 };
-		uint32_t s1 = callsites_intern(&t, &code, b, 2);
-		assert_int_equal(callsites_intern(&t, &code, b, 2), s1);
-		f = callsites_get(&t, s1, &n);
+		uint32_t s1 = ingest_callsites_intern(&t, &code, b, 2);
+		assert_int_equal(ingest_callsites_intern(&t, &code, b, 2), s1);
+		f = ingest_callsites_get(&t, s1, &n);
 		assert_int_equal(f[0].offset, 0x2000 + i);
 	}
 	assert_int_equal(t.nsites, 1002);
-	callsites_free(&t);
-	code_map_free(&code);
+	ingest_callsites_free(&t);
+	ingest_code_map_free(&code);
 }
 
 int main(void)

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Half the inputs read as `ptshare run` reads the trace of a
 		 * daemon it ended: a frame cut at the end is no error. */
 		bool torn_ok = size & 1;
-		int r = trace_replay(in, f.g, torn_ok, &err);
+		int r = ingest_trace_replay(in, f.g, torn_ok, &err);
 		if (r == 1 && !torn_ok)
 			fuzz_fail("a torn end where none may be");
 		if (r) {

@@ -238,7 +238,7 @@ static void assert_replays_same(struct fixture *f)
 	struct trace_error te;
 	fflush(f->trace);
 	rewind(f->trace);
-	assert_int_equal(trace_replay(f->trace, r->g, false, &te), 0);
+	assert_int_equal(ingest_trace_replay(f->trace, r->g, false, &te), 0);
 	char *live = finals_json(ingest_report(f->g));
 	char *replayed = finals_json(ingest_report(r->g));
 	assert_string_equal(replayed, live);
@@ -593,7 +593,7 @@ static void zero_page_in_trace(void **state)
 	struct fixture *r = fixture_new(NULL);
 	struct trace_error te;
 	rewind(f->trace);
-	assert_int_equal(trace_replay(f->trace, r->g, false, &te), 0);
+	assert_int_equal(ingest_trace_replay(f->trace, r->g, false, &te), 0);
 	assert_int_equal(tables(r, 0, 701), 0);
 	assert_int_equal(tables(r, 0, 801), 3);
 	fixture_free(r);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "json.h"
+#include "lib/json.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A streaming JSON writer: commas, nesting and string escapes. */
-#ifndef PTSHARE_JSON_H
-#define PTSHARE_JSON_H
+#ifndef PTSHARE_LIB_JSON_H
+#define PTSHARE_LIB_JSON_H
 
 #include <stdbool.h>
 #include <stdint.h>
