@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Ingest: connections and sessions, record validation, the trace, and the
- * report of a run. */
+/* Ingest: connections and sessions, records applied in order, the trace. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +16,6 @@
 #define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
 #define FULL_READ_SHARE 4       /* and at most 1/this of the time */
 #define MALFORMED_MAX 64        /* in a row, then the connection is dropped */
-
-/* Records are copied here before use: packets and trace frames need not
- * be aligned for the structs. */
-union aligned_rec {
-	struct pts_hdr h;
-	uint64_t align;
-	uint8_t b[PTS_REC_MAX];
-};
 
 struct ingest *ingest_new(struct mm_worlds *ws, bool live, FILE *trace)
 {
@@ -115,28 +106,6 @@ static struct session *session_new(struct ingest *g, int32_t pid, uint32_t uid)
 	return s;
 }
 
-/* A process at its last checkpoint, as the report shows it. */
-static struct report_final final_of(const struct ingest *g,
-				    const struct session *s, bool alive)
-{
-	struct report_final f = s->last;
-	f.alive = alive;
-	f.untraced = s->untraced || (s->exec_pending && !s->conn);
-	f.untraced_why = !f.untraced ? REPORT_TRACED
-			 : s->unserved ? REPORT_UNTRACED_USER
-			 : !s->exec_pending ? REPORT_UNTRACED_CLOSED
-			 : s->exec_no_fd ? REPORT_UNTRACED_NO_FD
-			 : REPORT_UNTRACED_EXEC;
-	for (size_t k = 0; k < g->ws->n; k++) {
-		struct mm_proc_stats st;
-		if (s->in_model && !mm_proc_stats(g->ws->w[k], (uint32_t)s->pid, &st)) {
-			f.faults[k] = st.faults;
-			f.observed[k] = st.faults_observed;
-		}
-	}
-	return f;
-}
-
 /* The open connections, sorted by id: they are numbered in the order they
  * open, so a new one goes last.  Only the open ones are kept, however many
  * a run has had. */
@@ -166,7 +135,7 @@ static void session_leave_model(struct ingest *g, struct session *s)
 {
 	if (!s->in_model)
 		return;
-	s->last = final_of(g, s, false);
+	s->last = ingest_final_of(g, s, false);
 	for (size_t k = 0; k < g->ws->n; k++)
 		mm_exit(g->ws->w[k], (uint32_t)s->pid);
 	s->in_model = false;
@@ -178,7 +147,7 @@ static void session_end(struct ingest *g, struct session *s)
 	session_leave_model(g, s);
 	if (!grow_array((void **)&g->finals, &g->cap_finals, g->nfinals + 1,
 			sizeof(*g->finals)))
-		g->finals[g->nfinals++] = final_of(g, s, false);
+		g->finals[g->nfinals++] = ingest_final_of(g, s, false);
 	if (s->conn)
 		conn_unbind(g, s->conn);
 	size_t i = sess_index(g, s->pid);
@@ -241,79 +210,6 @@ static void trace_frame(struct ingest *g, int32_t pid, uint32_t conn,
 		return;
 	fwrite(frame, sizeof(frame), 1, g->trace);
 	fwrite(h, h->size, 1, g->trace);
-}
-
-static size_t body_size(uint16_t type)
-{
-	switch (type) {
-	case PTS_HELLO: return sizeof(struct pts_hello);
-	case PTS_MMAP: return sizeof(struct pts_mmap);
-	case PTS_MUNMAP: case PTS_MPROTECT: case PTS_MADVISE: case PTS_SHMDT:
-		return sizeof(struct pts_range);
-	case PTS_MREMAP: return sizeof(struct pts_mremap);
-	case PTS_SHMAT: return sizeof(struct pts_shmat);
-	case PTS_FORK: return sizeof(struct pts_fork);
-	case PTS_EXEC: case PTS_EXEC_FAILED: return sizeof(struct pts_exec);
-	case PTS_EXIT: return sizeof(struct pts_exit);
-	case PTS_LOST: return sizeof(struct pts_lost);
-	case PTS_OWN_UFFD: return sizeof(struct pts_own_uffd);
-	case PTS_CK_BEGIN: return sizeof(struct pts_ck_begin);
-	case PTS_CK_VMAS: return sizeof(struct pts_ck_vmas);
-	case PTS_CK_RUNS: return sizeof(struct pts_ck_runs);
-	case PTS_CK_END: return sizeof(struct pts_ck_end);
-	case PTS_CK_NAME: return sizeof(struct pts_ck_name);
-	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
-	case PTS_CK_USER: return sizeof(struct pts_ck_user);
-	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
-	case PTS_FAULT: return sizeof(struct pts_fault);
-	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
-	case PTS_ZERO_PAGE: return sizeof(struct pts_zero_page);
-	default: return 0;
-	}
-}
-
-/* Whether buf is a well-formed record a shim (or, for traces, the daemon)
- * may send; NULL when it is, else why not. */
-static const char *check_record(const union aligned_rec *r, size_t len,
-				bool from_shim)
-{
-	const struct pts_hdr *h = &r->h;
-	if (len < sizeof(*h))
-		return "shorter than a record header";
-	if (len > PTS_REC_MAX)
-		return "larger than any record";
-	if (h->size != len)
-		return "its size disagrees with its packet";
-	size_t body = body_size(h->type);
-	if (!body)
-		return "unknown record type";
-	if (from_shim != (h->type <= PTS_SHIM_LAST))
-		return from_shim ? "a record only the daemon makes"
-				 : "a shim's record outside a connection";
-	if (h->nframes > PTS_MAX_FRAMES || (!from_shim && h->nframes))
-		return "too many call-stack frames";
-	size_t want = body + 8u * h->nframes;
-	switch (h->type) {
-	case PTS_CK_VMAS:
-		want = body + (size_t)((const struct pts_ck_vmas *)r)->n *
-				      sizeof(struct pts_ck_vma);
-		break;
-	case PTS_CK_RUNS:
-		want = body + (size_t)((const struct pts_ck_runs *)r)->n *
-				      sizeof(struct pts_ck_run);
-		break;
-	case PTS_CK_NAME:
-		want = body + ((const struct pts_ck_name *)r)->len;
-		break;
-	}
-	if (len < body || len != want)
-		return "its size does not fit its type";
-	if ((h->type == PTS_HELLO &&
-	     !memchr(((const struct pts_hello *)r)->exe, 0, 256)) ||
-	    ((h->type == PTS_EXEC || h->type == PTS_EXEC_FAILED) &&
-	     !memchr(((const struct pts_exec *)r)->path, 0, 256)))
-		return "an unterminated string";
-	return NULL;
 }
 
 void ingest_action_ack(struct ingest_action *act, uint32_t conn,
@@ -708,7 +604,7 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 	}
 	memcpy(&r, buf, len < sizeof(r) ? len : sizeof(r));
 	ingest_readings_tick(s);
-	const char *bad = check_record(&r, len, true);
+	const char *bad = ingest_record_check(&r, len, true);
 	if (!bad && r.h.seq < s->next_seq)
 		bad = "a sequence number again";
 	if (!bad && (s->next_seq == 1) != (r.h.type == PTS_HELLO))
@@ -779,7 +675,7 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 		return -EPROTO;
 	memcpy(&r, rec, len);
 	bool from_shim = len >= sizeof(r.h) && r.h.type <= PTS_SHIM_LAST;
-	if (check_record(&r, len, from_shim))
+	if (ingest_record_check(&r, len, from_shim))
 		return -EPROTO;
 	/* Any other number than the next is not one a daemon wrote, and
 	 * would size the table of connections (fuzz: conn-open-*). */
@@ -834,179 +730,4 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
 		i += g->nsess == n;
 	}
 	g->full_read_cost_ns = now_ns() - start;
-}
-
-/* The index of names holds 1 + a position in g->names (an item is never
- * NULL); the key carries the array to compare with. */
-struct name_key {
-	const struct ingest *g;
-	const struct mm_object_id *id;
-};
-
-static bool name_is(const void *item, const void *key)
-{
-	const struct name_key *k = key;
-	const struct mm_object_id *a = &k->g->names[(uintptr_t)item - 1].id;
-	return a->kind == k->id->kind && a->dev == k->id->dev && a->ino == k->id->ino;
-}
-
-const char *ingest_object_name(const struct ingest *g,
-			       const struct mm_object_id *id)
-{
-	const struct name_key k = { g, id };
-	void *item = ptr_map_get(&g->name_index, mm_object_id_hash(id), name_is, &k);
-	return item ? g->names[(uintptr_t)item - 1].name : NULL;
-}
-
-void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
-			const char *name, size_t len)
-{
-	char *copy = ingest_object_name(g, id) ? NULL : strndup(name, len);
-	if (!copy || grow_array((void **)&g->names, &g->cap_names, g->nnames + 1,
-				sizeof(*g->names)) ||
-	    ptr_map_put(&g->name_index, mm_object_id_hash(id),
-			(void *)(uintptr_t)(g->nnames + 1))) {
-		free(copy);
-		return;
-	}
-	g->names[g->nnames++] = (struct named){ *id, copy };
-}
-
-/* The report's question: which call made pid's mapping at addr.  A file
- * the checkpoints never named is "". */
-static bool site_of_mapping(void *ingest, uint32_t pid, uint64_t addr,
-			    struct report_site *out)
-{
-	struct ingest *g = ingest;
-	struct session *s = ingest_session_of(g, (int32_t)pid);
-	size_t n = 0;
-	const struct callsite_frame *f =
-		s ? ingest_callsites_get(&g->callsites,
-					 ingest_site_ranges_at(&s->sites, addr),
-					 &n)
-		  : NULL;
-	if (!f)
-		return false;
-	out->n = n;
-	for (size_t i = 0; i < n; i++) {
-		const char *name = ingest_object_name(g, &f[i].obj);
-		out->f[i] = (struct report_frame){
-			.object = f[i].obj.kind == MM_OBJ_ANON ? NULL : name ? name : "",
-			.offset = f[i].offset,
-		};
-	}
-	return true;
-}
-
-/* Shared anonymous memory has no file: its objects are named here, when a
- * report is made, from the mappings in the worlds, rather than each kept
- * from its mmap on (a program may make millions of them over a run). */
-static int name_shared_anon(const struct mm_vma_info *v, void *arg)
-{
-	struct ingest *g = arg;
-	static const char name[] = "[shared anonymous]";
-	if (v->obj.dev != SYNTH_DEV || !(v->flags & MM_VMA_SHARED))
-		return 0;
-	if (grow_array((void **)&g->objects, &g->cap_objects, g->nobjects + 1,
-		       sizeof(*g->objects)))
-		return -ENOMEM;
-	g->objects[g->nobjects++] = (struct report_object){ v->obj, name };
-	return 0;
-}
-
-/* The report input of the processes in the worlds now. */
-static int current_input(struct ingest *g, struct report_input *in,
-			 const char *command)
-{
-	free(g->procs);
-	g->procs = calloc(g->nsess + 1, sizeof(*g->procs));
-	g->nobjects = 0;
-	if (!g->procs || grow_array((void **)&g->objects, &g->cap_objects,
-				    g->nnames + 1, sizeof(*g->objects)))
-		return -ENOMEM;
-	size_t n = 0;
-	for (size_t i = 0; i < g->nsess; i++)
-		if (g->sess[i]->in_model)
-			g->procs[n++] = g->sess[i]->last.proc;
-	for (size_t i = 0; i < g->nnames; i++)
-		g->objects[g->nobjects++] = (struct report_object){ g->names[i].id,
-								    g->names[i].name };
-	for (size_t i = 0; i < n; i++)
-		if (mm_proc_vmas(g->ws->w[0], g->procs[i].pid, name_shared_anon, g) ==
-		    -ENOMEM)
-			return -ENOMEM;
-	*in = (struct report_input){
-		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
-		.objects = g->objects, .nobjects = g->nobjects,
-		.min_mapping = MM_SPAN(PT_PTE),
-		.site_of = site_of_mapping, .site_ctx = g,
-	};
-	return 0;
-}
-
-/* Keeps the report of the moment the workload held the most tables today:
- * the steady state a user asks about, before processes start to exit. */
-void ingest_capture_peak(struct ingest *g)
-{
-	uint64_t t[PT_NR_LEVELS];
-	mm_world_tables(g->ws->w[0], t);
-	uint64_t total = report_sum3(t);
-	struct report_input in;
-	struct report r;
-	if ((g->peak.nrows && total < g->peak_tables) ||
-	    current_input(g, &in, "run") || report_build(&r, &in))
-		return;
-	report_free(&g->peak);
-	g->peak = r;
-	g->peak_tables = total;
-	g->peak_symbolized = false;
-}
-
-/* The peak as it stands, with every process at its last checkpoint: the
- * finals are replaced, and the call sites named once per peak (from the
- * files as they are when it is first reported), so that reporting again
- * changes nothing and keeps nothing more. */
-static const struct report *report_of_peak(struct ingest *g)
-{
-	size_t n = g->nfinals + g->nsess;
-	struct report_final *all = calloc(n + 1, sizeof(*all));
-	if (all) {
-		struct report_stream st = g->stream;
-		if (g->nfinals)
-			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
-		for (size_t i = 0; i < g->nsess; i++)
-			all[g->nfinals + i] = final_of(g, g->sess[i],
-						       !g->sess[i]->gone);
-		/* A process of a user not served, which ran untraced, is a
-		 * connection refused for its user: the socket's mode refused
-		 * it before the daemon could (docs/daemon.md, Access). */
-		for (size_t i = 0; i < n; i++)
-			st.refused_user += all[i].untraced_why == REPORT_UNTRACED_USER;
-		report_set_finals(&g->peak, all, n, &st);
-		free(all);
-	}
-	if (!g->peak_symbolized &&
-	    (g->symbols || (g->symbols = report_symbols_new()))) {
-		report_symbolize(&g->peak, g->symbols);
-		g->peak_symbolized = true;
-	}
-	return &g->peak;
-}
-
-const struct report *ingest_report(struct ingest *g)
-{
-	g->peak_due = false;
-	ingest_capture_peak(g);
-	return report_of_peak(g);
-}
-
-const struct report *ingest_report_now(struct ingest *g)
-{
-	/* A reading over is the peak's already: the next record would take
-	 * it before anything changes. */
-	if (g->peak_due) {
-		g->peak_due = false;
-		ingest_capture_peak(g);
-	}
-	return report_of_peak(g);
 }

@@ -271,35 +271,39 @@ static const uint32_t advice_of[] = {
 	[MADV_KEEPONFORK] = MM_ADV_KEEPONFORK + 1,
 };
 
+static void apply_mmap(struct ingest *g, struct session *s,
+		       const struct pts_mmap *r, struct op *o)
+{
+	mmap_op(g, s, r, o);
+	o->site = call_site(g, s, &r->h);
+	if (already_mapped(g, s, &o->map)) {
+		ingest_site_ranges_set(&s->sites, o->map.addr,
+				       o->map.addr + o->map.len, o->site);
+		return;
+	}
+	/* The kernel puts a mapping only where nothing is: what the model
+	 * has there, it took from a reading of /proc older than the call,
+	 * and a call no interposer saw (glibc's own munmap) removed it. */
+	if (s->ck.begun_ns < r->h.time_ns)
+		o->map.fixed = true;
+	if (!ingest_apply_op(g, s, o))
+		return;
+	g->stream.intercepted_bytes += o->map.len;
+	if ((r->flags & (MAP_POPULATE | MAP_LOCKED)) &&
+	    !(r->flags & MAP_NONBLOCK))
+		populate(g, s, o->map.addr, o->map.len, o->map.prot,
+			 o->map.flags & MM_VMA_SHARED, o->map.huge_shift, false);
+}
+
 void ingest_apply_call(struct ingest *g, struct session *s,
 		       const struct pts_hdr *h)
 {
 	struct op o = { .pid = (uint32_t)s->pid };
 	const struct pts_range *rg = (const struct pts_range *)h;
 	switch (h->type) {
-	case PTS_MMAP: {
-		const struct pts_mmap *r = (const struct pts_mmap *)h;
-		mmap_op(g, s, r, &o);
-		o.site = call_site(g, s, h);
-		if (already_mapped(g, s, &o.map)) {
-			ingest_site_ranges_set(&s->sites, o.map.addr,
-					       o.map.addr + o.map.len, o.site);
-			return;
-		}
-		/* The kernel puts a mapping only where nothing is: what the model
-		 * has there, it took from a reading of /proc older than the call,
-		 * and a call no interposer saw (glibc's own munmap) removed it. */
-		if (s->ck.begun_ns < h->time_ns)
-			o.map.fixed = true;
-		if (!ingest_apply_op(g, s, &o))
-			return;
-		g->stream.intercepted_bytes += o.map.len;
-		if ((r->flags & (MAP_POPULATE | MAP_LOCKED)) &&
-		    !(r->flags & MAP_NONBLOCK))
-			populate(g, s, o.map.addr, o.map.len, o.map.prot,
-				 o.map.flags & MM_VMA_SHARED, o.map.huge_shift, false);
+	case PTS_MMAP:
+		apply_mmap(g, s, (const struct pts_mmap *)h, &o);
 		return;
-	}
 	case PTS_SHMAT: {
 		const struct pts_shmat *r = (const struct pts_shmat *)h;
 		o.kind = OP_MAP;

@@ -17,6 +17,13 @@
  * fstat.  Only fork shares it, so a number of our own identifies it. */
 #define SYNTH_DEV UINT64_MAX
 
+/* Records are copied here before use: packets and trace frames need not
+ * be aligned for the structs. */
+union aligned_rec {
+	struct pts_hdr h;
+	uint64_t align;
+	uint8_t b[PTS_REC_MAX];
+};
 /* A /proc reading being assembled from checkpoint records. */
 struct ck_accum {
 	bool open;
@@ -114,6 +121,16 @@ struct ingest {
 	struct callsites callsites;
 	struct symbols *symbols; /* opened when a report is made */
 };
+
+/* record_check.c: NULL when r (len bytes) is a well-formed record a shim
+ * (or, for traces, the daemon) may send, else why not. */
+const char *ingest_record_check(const union aligned_rec *r, size_t len,
+				bool from_shim);
+
+/* ingest_report.c */
+/* s at its last checkpoint, as the report shows it. */
+struct report_final ingest_final_of(const struct ingest *g,
+				    const struct session *s, bool alive);
 
 /* ingest.c */
 struct session *ingest_session_of(struct ingest *g, int32_t pid);

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* The report of a run: the objects' names and call sites the ingest keeps,
+ * the peak of today's tables, and every process at its last checkpoint. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest_internal.h"
+#include "report/symbols.h"
+
+/* A process at its last checkpoint, as the report shows it. */
+struct report_final ingest_final_of(const struct ingest *g,
+				    const struct session *s, bool alive)
+{
+	struct report_final f = s->last;
+	f.alive = alive;
+	f.untraced = s->untraced || (s->exec_pending && !s->conn);
+	f.untraced_why = !f.untraced ? REPORT_TRACED
+			 : s->unserved ? REPORT_UNTRACED_USER
+			 : !s->exec_pending ? REPORT_UNTRACED_CLOSED
+			 : s->exec_no_fd ? REPORT_UNTRACED_NO_FD
+			 : REPORT_UNTRACED_EXEC;
+	for (size_t k = 0; k < g->ws->n; k++) {
+		struct mm_proc_stats st;
+		if (s->in_model && !mm_proc_stats(g->ws->w[k], (uint32_t)s->pid, &st)) {
+			f.faults[k] = st.faults;
+			f.observed[k] = st.faults_observed;
+		}
+	}
+	return f;
+}
+
+/* The index of names holds 1 + a position in g->names (an item is never
+ * NULL); the key carries the array to compare with. */
+struct name_key {
+	const struct ingest *g;
+	const struct mm_object_id *id;
+};
+
+static bool name_is(const void *item, const void *key)
+{
+	const struct name_key *k = key;
+	const struct mm_object_id *a = &k->g->names[(uintptr_t)item - 1].id;
+	return a->kind == k->id->kind && a->dev == k->id->dev && a->ino == k->id->ino;
+}
+
+const char *ingest_object_name(const struct ingest *g,
+			       const struct mm_object_id *id)
+{
+	const struct name_key k = { g, id };
+	void *item = ptr_map_get(&g->name_index, mm_object_id_hash(id), name_is, &k);
+	return item ? g->names[(uintptr_t)item - 1].name : NULL;
+}
+
+void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
+			const char *name, size_t len)
+{
+	char *copy = ingest_object_name(g, id) ? NULL : strndup(name, len);
+	if (!copy || grow_array((void **)&g->names, &g->cap_names, g->nnames + 1,
+				sizeof(*g->names)) ||
+	    ptr_map_put(&g->name_index, mm_object_id_hash(id),
+			(void *)(uintptr_t)(g->nnames + 1))) {
+		free(copy);
+		return;
+	}
+	g->names[g->nnames++] = (struct named){ *id, copy };
+}
+
+/* The report's question: which call made pid's mapping at addr.  A file
+ * the checkpoints never named is "". */
+static bool site_of_mapping(void *ingest, uint32_t pid, uint64_t addr,
+			    struct report_site *out)
+{
+	struct ingest *g = ingest;
+	struct session *s = ingest_session_of(g, (int32_t)pid);
+	size_t n = 0;
+	const struct callsite_frame *f =
+		s ? ingest_callsites_get(&g->callsites,
+					 ingest_site_ranges_at(&s->sites, addr),
+					 &n)
+		  : NULL;
+	if (!f)
+		return false;
+	out->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = ingest_object_name(g, &f[i].obj);
+		out->f[i] = (struct report_frame){
+			.object = f[i].obj.kind == MM_OBJ_ANON ? NULL : name ? name : "",
+			.offset = f[i].offset,
+		};
+	}
+	return true;
+}
+
+/* Shared anonymous memory has no file: its objects are named here, when a
+ * report is made, from the mappings in the worlds, rather than each kept
+ * from its mmap on (a program may make millions of them over a run). */
+static int name_shared_anon(const struct mm_vma_info *v, void *arg)
+{
+	struct ingest *g = arg;
+	static const char name[] = "[shared anonymous]";
+	if (v->obj.dev != SYNTH_DEV || !(v->flags & MM_VMA_SHARED))
+		return 0;
+	if (grow_array((void **)&g->objects, &g->cap_objects, g->nobjects + 1,
+		       sizeof(*g->objects)))
+		return -ENOMEM;
+	g->objects[g->nobjects++] = (struct report_object){ v->obj, name };
+	return 0;
+}
+
+/* The report input of the processes in the worlds now. */
+static int current_input(struct ingest *g, struct report_input *in,
+			 const char *command)
+{
+	free(g->procs);
+	g->procs = calloc(g->nsess + 1, sizeof(*g->procs));
+	g->nobjects = 0;
+	if (!g->procs || grow_array((void **)&g->objects, &g->cap_objects,
+				    g->nnames + 1, sizeof(*g->objects)))
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < g->nsess; i++)
+		if (g->sess[i]->in_model)
+			g->procs[n++] = g->sess[i]->last.proc;
+	for (size_t i = 0; i < g->nnames; i++)
+		g->objects[g->nobjects++] = (struct report_object){ g->names[i].id,
+								    g->names[i].name };
+	for (size_t i = 0; i < n; i++)
+		if (mm_proc_vmas(g->ws->w[0], g->procs[i].pid, name_shared_anon, g) ==
+		    -ENOMEM)
+			return -ENOMEM;
+	*in = (struct report_input){
+		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
+		.objects = g->objects, .nobjects = g->nobjects,
+		.min_mapping = MM_SPAN(PT_PTE),
+		.site_of = site_of_mapping, .site_ctx = g,
+	};
+	return 0;
+}
+
+/* Keeps the report of the moment the workload held the most tables today:
+ * the steady state a user asks about, before processes start to exit. */
+void ingest_capture_peak(struct ingest *g)
+{
+	uint64_t t[PT_NR_LEVELS];
+	mm_world_tables(g->ws->w[0], t);
+	uint64_t total = report_sum3(t);
+	struct report_input in;
+	struct report r;
+	if ((g->peak.nrows && total < g->peak_tables) ||
+	    current_input(g, &in, "run") || report_build(&r, &in))
+		return;
+	report_free(&g->peak);
+	g->peak = r;
+	g->peak_tables = total;
+	g->peak_symbolized = false;
+}
+
+/* The peak as it stands, with every process at its last checkpoint: the
+ * finals are replaced, and the call sites named once per peak (from the
+ * files as they are when it is first reported), so that reporting again
+ * changes nothing and keeps nothing more. */
+static const struct report *report_of_peak(struct ingest *g)
+{
+	size_t n = g->nfinals + g->nsess;
+	struct report_final *all = calloc(n + 1, sizeof(*all));
+	if (all) {
+		struct report_stream st = g->stream;
+		if (g->nfinals)
+			memcpy(all, g->finals, g->nfinals * sizeof(*g->finals));
+		for (size_t i = 0; i < g->nsess; i++)
+			all[g->nfinals + i] = ingest_final_of(g, g->sess[i],
+						       !g->sess[i]->gone);
+		/* A process of a user not served, which ran untraced, is a
+		 * connection refused for its user: the socket's mode refused
+		 * it before the daemon could (docs/daemon.md, Access). */
+		for (size_t i = 0; i < n; i++)
+			st.refused_user += all[i].untraced_why == REPORT_UNTRACED_USER;
+		report_set_finals(&g->peak, all, n, &st);
+		free(all);
+	}
+	if (!g->peak_symbolized &&
+	    (g->symbols || (g->symbols = report_symbols_new()))) {
+		report_symbolize(&g->peak, g->symbols);
+		g->peak_symbolized = true;
+	}
+	return &g->peak;
+}
+
+const struct report *ingest_report(struct ingest *g)
+{
+	g->peak_due = false;
+	ingest_capture_peak(g);
+	return report_of_peak(g);
+}
+
+const struct report *ingest_report_now(struct ingest *g)
+{
+	/* A reading over is the peak's already: the next record would take
+	 * it before anything changes. */
+	if (g->peak_due) {
+		g->peak_due = false;
+		ingest_capture_peak(g);
+	}
+	return report_of_peak(g);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* Whether a record is one a shim, or for a trace the daemon, may send: its
+ * size, its type, its frames and its strings (docs/wire-protocol.md). */
+#include <string.h>
+
+#include "ingest_internal.h"
+
+static size_t body_size(uint16_t type)
+{
+	switch (type) {
+	case PTS_HELLO: return sizeof(struct pts_hello);
+	case PTS_MMAP: return sizeof(struct pts_mmap);
+	case PTS_MUNMAP: case PTS_MPROTECT: case PTS_MADVISE: case PTS_SHMDT:
+		return sizeof(struct pts_range);
+	case PTS_MREMAP: return sizeof(struct pts_mremap);
+	case PTS_SHMAT: return sizeof(struct pts_shmat);
+	case PTS_FORK: return sizeof(struct pts_fork);
+	case PTS_EXEC: case PTS_EXEC_FAILED: return sizeof(struct pts_exec);
+	case PTS_EXIT: return sizeof(struct pts_exit);
+	case PTS_LOST: return sizeof(struct pts_lost);
+	case PTS_OWN_UFFD: return sizeof(struct pts_own_uffd);
+	case PTS_CK_BEGIN: return sizeof(struct pts_ck_begin);
+	case PTS_CK_VMAS: return sizeof(struct pts_ck_vmas);
+	case PTS_CK_RUNS: return sizeof(struct pts_ck_runs);
+	case PTS_CK_END: return sizeof(struct pts_ck_end);
+	case PTS_CK_NAME: return sizeof(struct pts_ck_name);
+	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
+	case PTS_CK_USER: return sizeof(struct pts_ck_user);
+	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
+	case PTS_FAULT: return sizeof(struct pts_fault);
+	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
+	case PTS_ZERO_PAGE: return sizeof(struct pts_zero_page);
+	default: return 0;
+	}
+}
+
+/* Whether buf is a well-formed record a shim (or, for traces, the daemon)
+ * may send; NULL when it is, else why not. */
+const char *ingest_record_check(const union aligned_rec *r, size_t len,
+				bool from_shim)
+{
+	const struct pts_hdr *h = &r->h;
+	if (len < sizeof(*h))
+		return "shorter than a record header";
+	if (len > PTS_REC_MAX)
+		return "larger than any record";
+	if (h->size != len)
+		return "its size disagrees with its packet";
+	size_t body = body_size(h->type);
+	if (!body)
+		return "unknown record type";
+	if (from_shim != (h->type <= PTS_SHIM_LAST))
+		return from_shim ? "a record only the daemon makes"
+				 : "a shim's record outside a connection";
+	if (h->nframes > PTS_MAX_FRAMES || (!from_shim && h->nframes))
+		return "too many call-stack frames";
+	size_t want = body + 8u * h->nframes;
+	switch (h->type) {
+	case PTS_CK_VMAS:
+		want = body + (size_t)((const struct pts_ck_vmas *)r)->n *
+				      sizeof(struct pts_ck_vma);
+		break;
+	case PTS_CK_RUNS:
+		want = body + (size_t)((const struct pts_ck_runs *)r)->n *
+				      sizeof(struct pts_ck_run);
+		break;
+	case PTS_CK_NAME:
+		want = body + ((const struct pts_ck_name *)r)->len;
+		break;
+	}
+	if (len < body || len != want)
+		return "its size does not fit its type";
+	if ((h->type == PTS_HELLO &&
+	     !memchr(((const struct pts_hello *)r)->exe, 0, 256)) ||
+	    ((h->type == PTS_EXEC || h->type == PTS_EXEC_FAILED) &&
+	     !memchr(((const struct pts_exec *)r)->path, 0, 256)))
+		return "an unterminated string";
+	return NULL;
+}
