@@ -292,7 +292,8 @@ static void apply_mmap(struct ingest *g, struct session *s,
 	if ((r->flags & (MAP_POPULATE | MAP_LOCKED)) &&
 	    !(r->flags & MAP_NONBLOCK))
 		populate(g, s, o->map.addr, o->map.len, o->map.prot,
-			 o->map.flags & MM_VMA_SHARED, o->map.huge_shift, false);
+			 o->map.flags & MM_VMA_SHARED, o->map.huge_shift,
+			 false);
 }
 
 void ingest_apply_call(struct ingest *g, struct session *s,
