@@ -14,6 +14,7 @@
 #include "loop.h"
 #include "lib/grow.h"
 #include "recv.h"
+#include "log.h"
 
 #define SQ_ENTRIES 512
 #define CQ_ENTRIES 4096
@@ -223,10 +224,8 @@ static void hello_without_uffd(struct loop *l, struct conn *c,
 {
 	int err = uffd_hello_errno(data, len);
 	bool setting = err != EMFILE && err != ENFILE && err != ENOMEM;
-	if (err && setting && !l->told_no_uffd && l->cfg.faults != PTS_FAULTS_OFF) {
+	if (err && setting && l->cfg.faults != PTS_FAULTS_OFF)
 		uffd_say_unavailable(err, c->uid);
-		l->told_no_uffd = true;
-	}
 }
 
 /* A packet from c of len bytes (its real length: the ingest reads no more
@@ -293,20 +292,16 @@ static void refuse(struct loop *l, int fd, enum ingest_refusal why, uid_t uid)
 {
 	close(fd);
 	ingest_refused(l->g, why);
-	if (why == INGEST_REFUSED_USER && !l->told_refused_user)
-		fprintf(stderr, "ptshared: refused a process of uid %u: its user "
-			"may not connect (--allow-users; docs/daemon.md, Access)\n",
-			(unsigned)uid);
-	else if (why == INGEST_REFUSED_FULL && !l->told_refused_full)
-		fprintf(stderr, "ptshared: --max-clients %zu connections open: new "
-			"processes are not traced\n", l->conns.nopen);
-	else if (why == INGEST_REFUSED_USER_FULL && !l->told_refused_user_full)
-		fprintf(stderr, "ptshared: uid %u has --max-clients-per-user %zu "
-			"connections open: its new processes are not traced\n",
-			(unsigned)uid, l->cfg.max_per_user);
-	l->told_refused_user |= why == INGEST_REFUSED_USER;
-	l->told_refused_full |= why == INGEST_REFUSED_FULL;
-	l->told_refused_user_full |= why == INGEST_REFUSED_USER_FULL;
+	if (why == INGEST_REFUSED_USER)
+		say_once("refused a process of uid %u: its user may not connect "
+			 "(--allow-users; docs/daemon.md, Access)", (unsigned)uid);
+	else if (why == INGEST_REFUSED_FULL)
+		say_once("--max-clients %zu connections open: new processes are "
+			 "not traced", l->conns.nopen);
+	else
+		say_once("uid %u has --max-clients-per-user %zu connections "
+			 "open: its new processes are not traced", (unsigned)uid,
+			 l->cfg.max_per_user);
 }
 
 /*
@@ -344,8 +339,7 @@ static void conn_open(struct loop *l, int fd)
 	struct conn *c = id ? conns_add(&l->conns, fd, id, cred.pid, cred.uid)
 			    : NULL;
 	if (!c) {
-		fprintf(stderr, "ptshared: out of memory: process %d not traced\n",
-			(int)cred.pid);
+		say("out of memory: process %d not traced", (int)cred.pid);
 		if (id)
 			ingest_disconnect(l->g, id);
 		close(fd);
@@ -380,21 +374,23 @@ static void queue_accepted(struct loop *l, int fd)
 {
 	if (grow_array((void **)&l->accepted, &l->cap_accepted, l->naccepted + 1,
 		       sizeof(*l->accepted))) {
-		fputs("ptshared: out of memory: a process not traced\n", stderr);
+		say("out of memory: a process not traced");
 		close(fd);
 		return;
 	}
 	l->accepted[l->naccepted++] = fd;
 }
 
+/* Said once, until an accept succeeds again. */
+#define ACCEPT_FAILING "accept: %s; retrying"
+
 static void accepted(struct loop *l, int res, bool more)
 {
 	if (res >= 0) {
-		l->accept_failing = false;
+		say_again(ACCEPT_FAILING);
 		queue_accepted(l, res);
-	} else if (res != -ECANCELED && !l->accept_failing) {
-		fprintf(stderr, "ptshared: accept: %s; retrying\n", strerror(-res));
-		l->accept_failing = true;
+	} else if (res != -ECANCELED) {
+		say_once(ACCEPT_FAILING, strerror(-res));
 	}
 	if (more || l->stopping)
 		return;

@@ -52,13 +52,9 @@ struct loop {
 	unsigned inflight;     /* requests the ring holds */
 	bool stopping;
 	bool tick_due;         /* the timer fired: checkpoints after the batch */
-	bool accept_failing;   /* said once, until an accept succeeds again */
 	bool accept_down;      /* armed again at the retry: the shims' accept */
 	bool report_accept_down; /* ...and the report socket's */
 	bool faults_due;       /* a userfaultfd was left with faults to read */
-	bool told_no_uffd;     /* a process without one: said once */
-	/* refusals: each kind said once */
-	bool told_refused_user, told_refused_full, told_refused_user_full;
 };
 
 /* The ring and the first requests.  0, or -errno. */

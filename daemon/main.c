@@ -22,6 +22,7 @@
 #include "options.h"
 #include "outputs.h"
 #include "ptshare/procfs.h"
+#include "log.h"
 
 /*
  * SIGTERM ends the run, and SIGINT unless it was ignored when we started
@@ -75,7 +76,7 @@ static int heartbeat_map(int fd, struct pts_heartbeat **out)
 	int err = p == MAP_FAILED ? errno : 0;
 	close(fd);
 	if (err) {
-		fprintf(stderr, "ptshared: --heartbeat-fd %d: %s\n", fd, strerror(err));
+		say("--heartbeat-fd %d: %s", fd, strerror(err));
 		return -1;
 	}
 	*out = p;
@@ -87,7 +88,7 @@ static void say_ready(int fd)
 	if (fd < 0)
 		return;
 	if (write(fd, "ready\n", 6) != 6)
-		fprintf(stderr, "ptshared: --ready-fd %d: %s\n", fd, strerror(errno));
+		say("--ready-fd %d: %s", fd, strerror(errno));
 	close(fd);
 }
 
@@ -97,8 +98,7 @@ static int start_listening(const char *path, int type)
 {
 	int fd = path ? listen_open(path, type) : -1;
 	if (path && fd < 0) {
-		fprintf(stderr, "ptshared: cannot listen on %s: %s\n", path,
-			strerror(-fd));
+		say("cannot listen on %s: %s", path, strerror(-fd));
 		return -2;
 	}
 	return fd;
@@ -123,9 +123,8 @@ static bool kernel_zero_page(void)
 {
 	int zp = procfs_zero_page();
 	if (zp < 0 && zp != -EOPNOTSUPP)
-		fprintf(stderr, "ptshared: cannot tell whether a read of private "
-			"anonymous memory maps the zero page (%s): taken as it "
-			"does\n", strerror(-zp));
+		say("cannot tell whether a read of private anonymous memory "
+		    "maps the zero page (%s): taken as it does", strerror(-zp));
 	return zp != 0;
 }
 
@@ -137,13 +136,13 @@ static int serve(struct ingest *g, const struct mm_worlds *ws,
 {
 	char why[PATH_MAX + 160];
 	if (access_check_socket_dir(o->socket, why, sizeof(why))) {
-		fprintf(stderr, "ptshared: cannot listen on %s: %s\n", o->socket, why);
+		say("cannot listen on %s: %s", o->socket, why);
 		return 1;
 	}
 	int lfd = start_listening(o->socket, SOCK_SEQPACKET);
 	int err = lfd < 0 ? 0 : access_open_socket(o->socket);
 	if (err) {
-		fprintf(stderr, "ptshared: chmod %s: %s\n", o->socket, strerror(-err));
+		say("chmod %s: %s", o->socket, strerror(-err));
 		stop_listening(lfd, o->socket);
 		return 1;
 	}
@@ -165,9 +164,9 @@ static int serve(struct ingest *g, const struct mm_worlds *ws,
 	ingest_zero_page(g, kernel_zero_page());
 	int r = loop_init(&l, g, &cfg);
 	if (r) {
-		fprintf(stderr, "ptshared: io_uring: %s%s\n", strerror(-r),
-			r == -EPERM ? " (see sysctl kernel.io_uring_disabled)"
-			: r == -EINVAL ? " (Linux 6.1 or later is needed)" : "");
+		say("io_uring: %s%s", strerror(-r),
+		    r == -EPERM ? " (see sysctl kernel.io_uring_disabled)"
+		    : r == -EINVAL ? " (Linux 6.1 or later is needed)" : "");
 		stop_listening(lfd, o->socket);
 		stop_listening(rfd, o->report_socket);
 		return 1;
@@ -175,7 +174,7 @@ static int serve(struct ingest *g, const struct mm_worlds *ws,
 	say_ready(o->ready_fd);
 	int status = 0;
 	if ((r = loop_run(&l))) {
-		fprintf(stderr, "ptshared: io_uring: %s; stopping\n", strerror(-r));
+		say("io_uring: %s; stopping", strerror(-r));
 		status = 1;
 	}
 	loop_drain(&l);
@@ -201,7 +200,7 @@ int main(int argc, char **argv)
 	struct mm_worlds ws;
 	char err[256];
 	if (mm_worlds_init(&ws, o.policies, err, sizeof(err))) {
-		fprintf(stderr, "ptshared: %s\n", err);
+		say("%s", err);
 		return 2;
 	}
 	struct outputs out;
@@ -217,7 +216,7 @@ int main(int argc, char **argv)
 			    ? max_clients / 4 : max_clients;
 	struct ingest *g = ingest_new(&ws, true, out.trace.f);
 	if (!g) {
-		fputs("ptshared: out of memory\n", stderr);
+		say("out of memory");
 		status = 1;
 	} else {
 		ingest_serves(g, access_may_connect);

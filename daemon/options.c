@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/cli_options.h"
 #include "options.h"
+#include "log.h"
 
 /* A day: longer intervals are surely a mistake in the unit. */
 #define INTERVAL_MAX 86400
@@ -118,7 +119,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 			break;
 		case 'u':
 			if (access_allow_users(optarg, err, sizeof(err))) {
-				fprintf(stderr, "ptshared: %s\n", err);
+				say("%s", err);
 				usage(stderr);
 				return 2;
 			}
@@ -140,7 +141,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error(&p, "unexpected argument", argv[optind]);
 	if (!o->socket) {
-		fputs("ptshared: --socket PATH is required\n", stderr);
+		say("--socket PATH is required");
 		usage(stderr);
 		return 2;
 	}

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "outputs.h"
+#include "log.h"
 
 /* path, or "-" for stdout, or dflt when path is NULL. */
 static int output_open(struct output *o, const char *path, FILE *dflt)
@@ -15,7 +16,7 @@ static int output_open(struct output *o, const char *path, FILE *dflt)
 		o->name = "stdout";
 	char why[256];
 	if (!(o->f = cli_output_open(path, why, sizeof(why)))) {
-		fprintf(stderr, "ptshared: cannot write %s: %s\n", path, why);
+		say("cannot write %s: %s", path, why);
 		return -1;
 	}
 	return 0;
@@ -29,7 +30,7 @@ static int output_close(struct output *o)
 	errno = 0;
 	int err = cli_output_close(o->f);
 	if (err)
-		fprintf(stderr, "ptshared: writing %s: %s\n", o->name, strerror(err));
+		say("writing %s: %s", o->name, strerror(err));
 	o->f = NULL;
 	return err ? -1 : 0;
 }
@@ -67,8 +68,7 @@ int outputs_finish(struct outputs *out, const struct report *r, size_t top)
 {
 	int bad = outputs_write(out, r, top) != 0;
 	if (bad)
-		fprintf(stderr, "ptshared: writing %s: out of memory\n",
-			out->html.name);
+		say("writing %s: out of memory", out->html.name);
 	bad |= output_close(&out->trace);
 	bad |= output_close(&out->json);
 	bad |= output_close(&out->html);

@@ -14,6 +14,7 @@
 #include "ptshare/procfs.h"
 #include "ptshare/wire.h"
 #include "uffd.h"
+#include "log.h"
 
 #define TABLE_SPAN MM_SPAN(PT_PTE)  /* what one PTE table maps: 2 MiB */
 #define READ_MAX 64                 /* messages per read */
@@ -456,15 +457,17 @@ void uffd_say_unavailable(int err, uint32_t uid)
 		snprintf(name, sizeof(name), "%s", pw->pw_name);
 	else
 		snprintf(name, sizeof(name), "%u", uid);
-	fprintf(stderr, "ptshared: user %s cannot make a userfaultfd (%s): its "
-		"page faults are seen through pagemap only\n", name, strerror(err));
+	char fix[192];
 	if (err == EACCES)
-		fprintf(stderr, "ptshared: to allow it: setfacl -m u:%s:rw "
-			"/dev/userfaultfd (docs/run.md: allowing a user "
-			"/dev/userfaultfd)\n", name);
+		snprintf(fix, sizeof(fix), "to allow it: setfacl -m u:%s:rw "
+			 "/dev/userfaultfd (docs/run.md: allowing a user "
+			 "/dev/userfaultfd)", name);
 	else
-		fputs("ptshared: see docs/run.md: allowing a user "
-		      "/dev/userfaultfd\n", stderr);
+		snprintf(fix, sizeof(fix), "see docs/run.md: allowing a user "
+			 "/dev/userfaultfd");
+	/* Once, for whichever user first: a run has one or a few. */
+	say_once("user %s cannot make a userfaultfd (%s): its page faults are "
+		 "seen through pagemap only\n%s", name, strerror(err), fix);
 }
 
 void uffd_close(struct uffd *u)
