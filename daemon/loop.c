@@ -293,15 +293,16 @@ static void refuse(struct loop *l, int fd, enum ingest_refusal why, uid_t uid)
 	close(fd);
 	ingest_refused(l->g, why);
 	if (why == INGEST_REFUSED_USER)
-		say_once("refused a process of uid %u: its user may not connect "
-			 "(--allow-users; docs/daemon.md, Access)", (unsigned)uid);
+		say_once("refused a process of uid %u: its user may not "
+			 "connect (--allow-users; docs/daemon.md, Access)",
+			 (unsigned)uid);
 	else if (why == INGEST_REFUSED_FULL)
-		say_once("--max-clients %zu connections open: new processes are "
-			 "not traced", l->conns.nopen);
+		say_once("--max-clients %zu connections open: new processes "
+			 "are not traced", l->conns.nopen);
 	else
 		say_once("uid %u has --max-clients-per-user %zu connections "
-			 "open: its new processes are not traced", (unsigned)uid,
-			 l->cfg.max_per_user);
+			 "open: its new processes are not traced",
+			 (unsigned)uid, l->cfg.max_per_user);
 }
 
 /*
