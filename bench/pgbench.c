@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* A wake-up across the vCPUs of a VM costs tens of microseconds
-	 * (DESIGN.md section 5), and where the scheduler puts pgbench and the
+	 * (docs/kernel-facts.md), and where the scheduler puts pgbench and the
 	 * backends makes the figures swing by tens of percent from one run to
 	 * the next: --cpus pins the server, ptshare and pgbench. */
 	if (o.cpus && bench_pin("bench/pgbench", o.cpus))

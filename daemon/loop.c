@@ -150,7 +150,7 @@ static void conn_end(struct loop *l, struct conn *c)
 	own(l, s, REQ_CANCEL, NULL);
 	/* A poll armed keeps the userfaultfd open, and the process's faults
 	 * waiting, past its close; and it never ends by itself when the
-	 * process does (DESIGN.md section 5). */
+	 * process does (docs/kernel-facts.md, userfaultfd, io_uring). */
 	if (c->uf.started) {
 		s = sqe_get(l);
 		io_uring_prep_cancel_fd(s, c->uf.fd, IORING_ASYNC_CANCEL_ALL);
@@ -234,8 +234,9 @@ static void hello_without_uffd(struct loop *l, struct conn *c,
 static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 		      size_t len, const struct msghdr *m)
 {
-	/* A userfaultfd comes with PTS_HELLO_UFFD (DESIGN.md section 4): kept
-	 * (a copy) when faults are wanted; every fd a packet brings is closed. */
+	/* A userfaultfd comes with PTS_HELLO_UFFD (docs/faults.md, Who holds
+	 * the userfaultfd): kept (a copy) when faults are wanted; every fd a
+	 * packet brings is closed. */
 	if (l->cfg.faults != PTS_FAULTS_OFF)
 		uffd_take(&c->uf, data, len, m);
 	recv_close_fds(m);

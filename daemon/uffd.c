@@ -68,7 +68,7 @@ bool uffd_take(struct uffd *u, const void *pkt, size_t len,
 	return u->fd >= 0;
 }
 
-/* Non-blocking, as the ring's multishot poll needs (DESIGN.md section 5),
+/* Non-blocking, as the ring's multishot poll needs (docs/kernel-facts.md),
  * and the features the registrations need; no non-cooperative events
  * (EVENT_FORK needs CAP_SYS_PTRACE, and would stall every fork on us). */
 int uffd_start(struct uffd *u, uint32_t mode)
@@ -107,7 +107,7 @@ static bool do_register(struct uffd *u, uint64_t start, uint64_t end,
 
 /* Whether a mapping is what sharing is about and the kernel lets a
  * userfaultfd see: shared shmem and hugetlb (SysV segments and files:
- * EINVAL, DESIGN.md section 5). */
+ * EINVAL: docs/kernel-facts.md, What can be registered). */
 static bool registrable(const struct mm_vma_info *v)
 {
 	return (v->flags & MM_VMA_SHARED) &&

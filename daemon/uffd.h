@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The userfaultfd of one traced process (DESIGN.md section 4, docs/faults.md).
+ * The userfaultfd of one traced process (docs/faults.md, Who holds it).
  * The shim sends it with PTS_HELLO and closes its own copy, so the daemon
  * holds the only reference: if the daemon dies, the kernel drops the
  * registrations and the program's faults proceed as without us.

@@ -8,7 +8,7 @@
  * The parent writes the file with ordinary writes, so that its page cache
  * is in small pages and every mapping of it needs PTE tables (a file read
  * in by readahead can be in 2 MiB folios mapped with no PTE table at all:
- * ../shared/DESIGN.md).  It then starts the readers, each a fresh exec of
+ * docs/kernel-facts.md).  It then starts the readers, each a fresh exec of
  * this program, so each gets an address layout of its own: with address
  * randomisation each maps the file somewhere else, without it all map it
  * at the same address.  Each maps the whole file read-only, reads every

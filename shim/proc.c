@@ -26,8 +26,8 @@ bool proc_tracing_wanted(void)
 
 /*
  * The userfaultfd the daemon may register this process's shareable ranges
- * with (DESIGN.md section 4), or -1.  Never UFFD_USER_MODE_ONLY: kernel
- * accesses to registered pages would then fail (DESIGN.md section 5).
+ * with (docs/faults.md), or -1.  Never UFFD_USER_MODE_ONLY: kernel
+ * accesses to registered pages would then fail (docs/kernel-facts.md).
  */
 static int uffd_make(int32_t *err)
 {

@@ -192,7 +192,7 @@ static void test_json(void **state)
 	 * really were randomised, then not. */
 	const struct layout l[2] = { reader_layout(c.text[0], 0, FILE_MIB),
 				     reader_layout(c.text[0], 1, FILE_MIB) };
-	/* ext4 places them 2 MiB aligned (../shared/DESIGN.md): all whole
+	/* ext4 places them 2 MiB aligned (docs/kernel-facts.md): all whole
 	 * spans, on one slot, whatever the address. */
 	struct statfs fs;
 	assert_int_equal(statfs(dir, &fs), 0);

@@ -246,7 +246,7 @@ static void test_bad_pid(void **state)
  * VmPTE as the kernel counts it, read after each step of a quiet child:
  * the first page in an empty 512 GiB slot brings a PUD, a PMD and a PTE
  * table; a new 2 MiB span one PTE table; a new 1 GiB span a PMD and a PTE
- * table; munmap frees them all (DESIGN.md section 5).
+ * table; munmap frees them all (docs/kernel-facts.md, VmPTE is exact).
  */
 #define SLOT_BASE 0x300000000000UL
 #define SLOT_SIZE (1UL << 39)
