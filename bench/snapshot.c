@@ -109,7 +109,8 @@ struct floor_buf {
 	struct procfs_runs runs;
 };
 
-/* Status, maps and one scan without FILE: what proc_image_read cannot skip. */
+/* Status, maps and one scan without FILE: what ingest_proc_image_read
+ * cannot skip. */
 static void floor_one(int32_t pid, struct floor_buf *b, struct extents *e)
 {
 	struct procfs_status st;

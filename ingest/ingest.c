@@ -220,7 +220,8 @@ void ingest_action_ack(struct ingest_action *act, uint32_t conn,
 	struct pts_ack *a = &act->ack[act->nack].rec;
 	act->ack[act->nack++].conn = conn;
 	*a = (struct pts_ack){
-		.h = { .type = PTS_ACK, .size = sizeof(*a), .time_ns = now_ns() },
+		.h = { .type = PTS_ACK, .size = sizeof(*a),
+		       .time_ns = now_ns() },
 		.acked_seq = seq,
 	};
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The ingest's private types, shared by core/ingest*.c, checkpoint.c and
- * reconcile.c. */
+/* The ingest's private types and functions, shared by the files of
+ * ingest/ and by none outside it. */
 #ifndef PTSHARE_INGEST_INTERNAL_H
 #define PTSHARE_INGEST_INTERNAL_H
 

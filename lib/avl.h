@@ -4,7 +4,7 @@
  * order.  For sets that change one element at a time and must not cost a
  * move per element to do so: a process's VMAs (mmu/mm_vma.c), which a
  * program mapping until vm.max_map_count makes 65,000, and the call-site
- * ranges kept beside them (core/callsite_ranges.c).
+ * ranges kept beside them (ingest/callsite_ranges.c).
  *
  * The order is the caller's: `before` says whether a node sorts before
  * another, and must not change for a node while it is in the set.

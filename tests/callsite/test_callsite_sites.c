@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The call-site bookkeeping of the ingest (core/callsite.h): return
+ * The call-site bookkeeping of the ingest (ingest/callsite.h): return
  * addresses become places in the code mappings a checkpoint listed, equal
  * call sites are kept once, and the ranges each site made follow mmap over
  * them, munmap, mremap (moved, shrunk, grown, kept) and fork.

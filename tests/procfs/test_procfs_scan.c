@@ -253,8 +253,9 @@ static void test_entries_match_ioctl(void **state)
 
 /*
  * More than 512 regions in one range: the kernel's walk_end comes back short
- * when vec_len > 512 (docs/kernel-facts.md, the walk_end quirk).  Every other page of a child's
- * mapping is populated: exactly one run per populated page.
+ * when vec_len > 512 (docs/kernel-facts.md, the walk_end quirk).  Every
+ * other page of a child's mapping is populated: exactly one run per
+ * populated page.
  */
 #define QUIRK_PAGES 2100UL
 

@@ -217,7 +217,7 @@ static void range_as_pages(void **state)
 }
 
 /* What the range version is for: a 64 MiB populate (the most a record may
- * ask, core/ingest_limits.c) is 32 walks, and counts its 16,384 pages. */
+ * ask, ingest/ingest_limits.c) is 32 walks, and counts its 16,384 pages. */
 static void whole_record(void **state)
 {
 	struct mm_world *w = mm_world_new(&mm_policy_linux);
