@@ -63,9 +63,9 @@
  *    kernel delta must then be 0, which checks this baseline against the
  *    kernel alone.  The parent's script ends the same way.
  *
- * Scripting notes (kernel facts the steps rely on; see
- * docs/kernel-facts.md and docs/model.md): a read fault in private
- * anonymous memory maps the zero page and creates no anon_vma, a write does (a kernel without the
+ * Scripting notes (kernel facts the steps rely on; see docs/kernel-facts.md
+ * and docs/model.md): a read fault in private anonymous memory maps the
+ * zero page and creates no anon_vma, a write does (a kernel without the
  * zero page allocates a page on the read and creates the anon_vma, as on
  * the write: the notes say what each kind of kernel does); adjacent private
  * anonymous mappings merge and share the anon_vma; fork copies the tables
