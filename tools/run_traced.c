@@ -45,7 +45,7 @@ struct run_state {
 	struct watch watch;
 	/* Why the daemon ended before it was told to ("" while it serves):
 	 * what the report rebuilt from its trace says. */
-	char ended_why[192];
+	char ended_why[REPORT_CUT_WHY_MAX];
 };
 
 /* ptshared and libptshare.so, from the directory this program is in. */
