@@ -18,9 +18,7 @@
 
 #define SQ_ENTRIES 512
 #define CQ_ENTRIES 4096
-/* Completions handled between two submissions.  Each queues at most two
- * requests, so they alone never fill the submission queue (sqe_get says
- * what may). */
+/* Completions taken from the ring at once. */
 #define BATCH 128
 /* Packets read from one connection at once: after a completion, and when
  * all are read (the timer's checkpoints, the end of the run). */
@@ -37,8 +35,8 @@ enum req { REQ_ACCEPT = 1, REQ_ACCEPT_RETRY, REQ_READABLE, REQ_TIMER, REQ_SIGNAL
 #define REQ_MASK 15u
 _Static_assert(alignof(max_align_t) > REQ_MASK, "connections carry the kind");
 
-/* The queue fills only when many connections open at the end of a batch:
- * what it holds is submitted then, which is safe since no request reads
+/* The queue fills when a turn re-arms or opens many connections: what it
+ * holds is submitted then, which is safe since no request reads
  * a packet (see arm_readable). */
 static struct io_uring_sqe *sqe_get(struct loop *l)
 {
@@ -546,8 +544,8 @@ static void drain_all(struct loop *l)
 /* Every connection read up to now, then every process's /proc: so the
  * reading is not ahead of records already sent, which the model would
  * then refuse (a mapping it has from /proc, told again).  Safe beside the
- * recvs the ring holds: with DEFER_TASKRUN they move only when the loop
- * waits, and every completion posted so far has been handled.  What /proc
+ * requests the ring holds: they wait for packets and never read one
+ * (arm_readable); a poll that fired meanwhile finds what is left.  What /proc
  * showed that no record did (shared memory glibc mapped) is registered. */
 static void tick(struct loop *l)
 {
@@ -634,16 +632,23 @@ static int turn(struct loop *l)
 	int r = wait_some(l);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME)
 		return r;
+	/* The completions there when the turn began, no more: a poll on a
+	 * connection with more to read completes as it is submitted (when the
+	 * queue fills), and a storm of busy clients would otherwise keep this
+	 * loop from ending (no fault served, no tick, no heartbeat) for as
+	 * long as it lasted.  What the completions queued is submitted by the
+	 * next turn's wait, which later ones then end at once. */
 	struct io_uring_cqe *cqes[BATCH];
-	unsigned n;
-	while ((n = io_uring_peek_batch_cqe(&l->ring, cqes, BATCH))) {
+	unsigned left = io_uring_cq_ready(&l->ring), n;
+	while (left && (n = io_uring_peek_batch_cqe(&l->ring, cqes,
+						      left < BATCH ? left : BATCH))) {
 		for (unsigned i = 0; i < n; i++)
 			complete(l, cqes[i]);
 		io_uring_cq_advance(&l->ring, n);
-		io_uring_submit(&l->ring);
+		left -= n;
 	}
-	/* Every completion posted has been handled: the connections can be
-	 * read synchronously (see tick). */
+	/* Between two turns' completions: the connections can be read
+	 * synchronously (see tick). */
 	for (size_t i = 0; i < l->naccepted; i++)
 		conn_open(l, l->accepted[i]);
 	l->naccepted = 0;

@@ -75,6 +75,10 @@ enum report_untraced {
 	REPORT_UNTRACED_NO_FD, REPORT_UNTRACED_USER,
 };
 
+/* Room for why a report ends before its run: "ptshare run ended
+ * ptshared, which " and the watch's reason (run_watch.c, under 160). */
+#define REPORT_CUT_WHY_MAX 224
+
 /* What the shims and /proc told (ptshare run). */
 struct report_stream {
 	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
@@ -95,7 +99,7 @@ struct report_stream {
 	 * report from its trace (ingest_cut_short): why ("" when it did
 	 * not), the processes still running then, read last at an earlier
 	 * checkpoint, and whether the trace ended inside a record. */
-	char cut_why[192];
+	char cut_why[REPORT_CUT_WHY_MAX];
 	uint64_t cut_running;
 	bool cut_torn;
 };

@@ -44,10 +44,8 @@ struct run_state {
 	sigset_t orig_mask; /* the program's */
 	struct watch watch;
 	/* Why the daemon ended before it was told to ("" while it serves):
-	 * what the report rebuilt from its trace says (its line keeps the
-	 * first 191 bytes: report_stream.cut_why).  Room for the watch's
-	 * why[160] after "ptshare run ended ptshared, which ". */
-	char ended_why[224];
+	 * what the report rebuilt from its trace says. */
+	char ended_why[REPORT_CUT_WHY_MAX];
 };
 
 /* ptshared and libptshare.so, from the directory this program is in. */
