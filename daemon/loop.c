@@ -621,14 +621,22 @@ static int wait_some(struct loop *l)
 	return io_uring_submit_and_wait(&l->ring, 1);
 }
 
+/* The watch's sign of life: at every turn, and after every completion, for
+ * a turn can be long (each process that exits may read a thousand others'
+ * /proc) and still move. */
+static void beat(struct loop *l)
+{
+	if (l->cfg.heartbeat)
+		__atomic_fetch_add(&l->cfg.heartbeat->beats, 1, __ATOMIC_RELAXED);
+}
+
 static int turn(struct loop *l)
 {
 	/* The trace is whole whenever the daemon waits: what a reader of the
 	 * file sees, and what survives a crash. */
 	if (l->cfg.trace)
 		fflush(l->cfg.trace);
-	if (l->cfg.heartbeat)
-		__atomic_fetch_add(&l->cfg.heartbeat->beats, 1, __ATOMIC_RELAXED);
+	beat(l);
 	int r = wait_some(l);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME)
 		return r;
@@ -642,8 +650,10 @@ static int turn(struct loop *l)
 	unsigned left = io_uring_cq_ready(&l->ring), n;
 	while (left && (n = io_uring_peek_batch_cqe(&l->ring, cqes,
 						      left < BATCH ? left : BATCH))) {
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < n; i++) {
 			complete(l, cqes[i]);
+			beat(l);
+		}
 		io_uring_cq_advance(&l->ring, n);
 		left -= n;
 	}

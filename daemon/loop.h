@@ -6,7 +6,7 @@
  * checkpoint timer, a read of the
  * signalfd that ends the run, a multishot poll of each process's
  * userfaultfd, and the live reports' accept and requests.  A loop that is
- * watched (--heartbeat-fd) beats at every turn, and waits at most
+ * watched (--heartbeat-fd) beats at every turn and event, and waits at most
  * PTS_HEARTBEAT_IDLE_MS, so that an idle loop still turns.  Acks go out as
  * they are made, with non-blocking sends: a peer that is full or gone
  * never holds the loop up.
@@ -30,7 +30,7 @@ struct loop_config {
 	unsigned interval_s;   /* timer checkpoints; 0: none */
 	const sigset_t *stop;  /* blocked signals that end the run */
 	FILE *trace;           /* flushed whenever the loop waits, or NULL */
-	struct pts_heartbeat *heartbeat; /* beaten at every turn, or NULL */
+	struct pts_heartbeat *heartbeat; /* beaten at every turn and event, or NULL */
 	uint32_t faults;       /* enum pts_faults */
 	size_t max_clients;    /* connections served at once, at most */
 	size_t max_per_user;   /* of them, one user's */

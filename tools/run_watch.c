@@ -18,7 +18,7 @@
  * CPU for a second), it is not held back (a cgroup's CPU quota).  The bound is
  * counted in checks, not in time: when we are late (a machine so loaded
  * that we are not scheduled), so is the daemon, and it is not blamed.  A
- * loop that does not turn at all, however busy, is stuck: ended after
+ * loop that handles no event at all, however busy, is stuck: ended after
  * STUCK_S.
  */
 #define _GNU_SOURCE

@@ -347,8 +347,9 @@ struct pts_report_done {
 
 /* The daemon's heartbeat (ptshared --heartbeat-fd, docs/run.md): a memory
  * file of PTS_HEARTBEAT_SIZE bytes its watcher (`ptshare run`) made, whose
- * beats the daemon adds one to at every turn of its loop, and an idle loop
- * turns at least every PTS_HEARTBEAT_IDLE_MS. */
+ * beats the daemon adds one to at every turn of its loop and after every
+ * event it handled, and an idle loop turns at least every
+ * PTS_HEARTBEAT_IDLE_MS. */
 #define PTS_HEARTBEAT_SIZE 4096
 #define PTS_HEARTBEAT_IDLE_MS 100
 
