@@ -109,241 +109,13 @@
 #include "ptshare/procfs.h"
 
 #include "kc_proto.h"
+#include "kc_script.h"
 
 #ifndef KC_SUBJECT_PATH
 #error "KC_SUBJECT_PATH must name the kc_subject executable"
 #endif
 
-#define KiB (1024ULL)
-#define MiB (1024ULL * KiB)
-#define GiB (1024ULL * MiB)
-#define R(x) (KC_SLOT_BASE + (x))
-
-/* Areas of the slot, one 1 GiB PMD span each. */
-#define A_ANON (0 * GiB)
-#define A_SHM (1 * GiB)
-#define A_FILE (2 * GiB)
-#define A_SYSV (3 * GiB)
-#define A_MOVE (4 * GiB)
-#define A_MISC (5 * GiB)
-
-#define FILE_SIZE (16 * MiB)
-#define MEMFD_SIZE (8 * MiB)
-#define SYSV_SIZE (4 * MiB)
-
 #define REPLY_TIMEOUT_MS 60000
-
-enum obj {
-	O_NONE,
-	O_ANON,  /* MAP_PRIVATE | MAP_ANONYMOUS */
-	O_SHMEM, /* MAP_SHARED | MAP_ANONYMOUS: a new shmem object per mmap */
-	O_MEMFD,
-	O_FILE,
-	O_SYSV,
-	O_RING,  /* io_uring's SQ ring: VM_MIXEDMAP, populated by mmap itself */
-};
-
-struct step {
-	char who;          /* 'P': the parent, 'C': the current child */
-	enum kc_op op;
-	enum obj obj;      /* mmap, shmat */
-	uint64_t addr, len;
-	uint64_t addr2, len2; /* mremap: new address and length; touch: stride */
-	uint64_t off;      /* mmap: file offset */
-	int prot;          /* mmap, mprotect; touch: 1 = write */
-	int flags;         /* mmap: MAP_SHARED/MAP_PRIVATE; mremap flags; advice */
-	const char *what;
-};
-
-#define RW (PROT_READ | PROT_WRITE)
-#define MMAP(w, o, a, l, pr, fl, of, d) \
-	{ .who = w, .op = KC_OP_MMAP, .obj = o, .addr = R(a), .len = l, \
-	  .prot = pr, .flags = fl, .off = of, .what = d }
-#define TOUCH(w, a, l, stride, wr, d) \
-	{ .who = w, .op = KC_OP_TOUCH, .addr = R(a), .len = l, .len2 = stride, \
-	  .prot = wr, .what = d }
-#define READ 0
-#define WRITE 1
-#define MUNMAP(w, a, l, d) \
-	{ .who = w, .op = KC_OP_MUNMAP, .addr = R(a), .len = l, .what = d }
-#define MPROTECT(w, a, l, pr, d) \
-	{ .who = w, .op = KC_OP_MPROTECT, .addr = R(a), .len = l, .prot = pr, \
-	  .what = d }
-#define MREMAP(w, a, l, na, nl, fl, d) \
-	{ .who = w, .op = KC_OP_MREMAP, .addr = R(a), .len = l, .addr2 = R(na), \
-	  .len2 = nl, .flags = fl, .what = d }
-#define MADVISE(w, a, l, adv, d) \
-	{ .who = w, .op = KC_OP_MADVISE, .addr = R(a), .len = l, .flags = adv, \
-	  .what = d }
-#define MOVE_FIXED (MREMAP_MAYMOVE | MREMAP_FIXED)
-/* The ring, at a (it refuses any address: KC_OP_MMAP_TOPDOWN places it). */
-#define MMAP_RING(w, a, d) \
-	{ .who = w, .op = KC_OP_MMAP_TOPDOWN, .obj = O_RING, .addr = R(a), \
-	  .len = 4 * KiB, .prot = RW, .flags = MAP_SHARED, \
-	  .off = IORING_OFF_SQ_RING, .what = d }
-
-/*
- * The script.  The bracketed note after each description is the author's
- * hand analysis of the change, for the reader; the test itself compares
- * the model with the kernel and asserts nothing else.
- */
-static const struct step script[] = {
-	/* Private anonymous memory: zero page, anon_vma, merging. */
-	MMAP('P', O_ANON, A_ANON, 8 * MiB, RW, MAP_PRIVATE, 0,
-	     "mmap anon private rw 8 MiB @anon [no table]"),
-	TOUCH('P', A_ANON, 2 * MiB, 4 * KiB, READ,
-	      "read every page of anon span 0 (the zero page, no anon_vma; without "
-	      "it, anonymous pages and the anon_vma) [+PUD +PMD +PTE]"),
-	TOUCH('P', A_ANON + 2 * MiB, 2 * MiB, 64 * KiB, WRITE,
-	      "write anon span 1 (the VMA gets an anon_vma, where the read gave "
-	      "it none) [+PTE]"),
-	MMAP('P', O_ANON, A_ANON + 8 * MiB, 4 * MiB, RW, MAP_PRIVATE, 0,
-	     "mmap anon rw 4 MiB right after it (merges, shares the anon_vma) [0]"),
-	TOUCH('P', A_ANON + 8 * MiB + 4 * KiB, 4 * KiB, 4 * KiB, READ,
-	      "read one page of the merged-in part (the zero page, or an "
-	      "anonymous page) [+PTE]"),
-	TOUCH('P', A_ANON + 4 * MiB, 64 * KiB, 4 * KiB, WRITE,
-	      "write 64 KiB of anon span 2 [+PTE]"),
-	MMAP('P', O_ANON, A_ANON + 64 * MiB, 2 * MiB, RW, MAP_PRIVATE, 0,
-	     "mmap anon rw 2 MiB @anon+64M, not adjacent [0]"),
-	TOUCH('P', A_ANON + 64 * MiB, 2 * MiB, 256 * KiB, READ,
-	      "read it only (the zero page: no anon_vma, not copied at fork; "
-	      "without it, an anon_vma: copied) [+PTE]"),
-	MMAP('P', O_ANON, A_MISC, 2 * MiB, RW, MAP_PRIVATE, 0,
-	     "mmap anon rw 2 MiB @misc (own 1 GiB) [0]"),
-	TOUCH('P', A_MISC, 4 * KiB, 4 * KiB, WRITE,
-	      "write one page of it [+PMD +PTE]"),
-	MADVISE('P', A_MISC, 2 * MiB, MADV_DONTNEED,
-		"MADV_DONTNEED its whole aligned span (one VMA) [-PTE; PMD stays]"),
-	MMAP_RING('P', A_MISC + 16 * MiB,
-		  "mmap an io_uring SQ ring @misc+16M (VM_MIXEDMAP: its page is "
-		  "inserted by mmap, and fork copies its table) [+PTE]"),
-
-	/* Shared memory: shmem, memfd, regular file, SysV. */
-	MMAP('P', O_SHMEM, A_SHM, 4 * MiB, RW, MAP_SHARED, 0,
-	     "mmap shared anonymous (shmem) rw 4 MiB @shm [0]"),
-	TOUCH('P', A_SHM, 4 * MiB, 1 * MiB, WRITE,
-	      "write 4 pages of it, 2 spans [+PMD +2 PTE]"),
-	MMAP('P', O_MEMFD, A_SHM + 16 * MiB, 8 * MiB, RW, MAP_SHARED, 0,
-	     "mmap memfd shared rw 8 MiB @shm+16M [0]"),
-	TOUCH('P', A_SHM + 16 * MiB, 8 * MiB, 2 * MiB, WRITE,
-	      "write one page per span of the memfd [+4 PTE]"),
-	MMAP('P', O_FILE, A_FILE, 8 * MiB, RW, MAP_SHARED, 4 * KiB,
-	     "mmap file shared rw 8 MiB, offset 4K, @file [0]"),
-	TOUCH('P', A_FILE, 2 * MiB, 4 * KiB, READ,
-	      "read every page of its span 0 [+PMD +PTE]"),
-	TOUCH('P', A_FILE + 2 * MiB + 8 * KiB, 4 * KiB, 4 * KiB, WRITE,
-	      "write one page of its span 1 [+PTE]"),
-	MMAP('P', O_FILE, A_FILE + 16 * MiB, 4 * MiB, PROT_READ, MAP_PRIVATE, 4 * KiB,
-	     "mmap file private read-only 4 MiB, offset 4K, @file+16M [0]"),
-	TOUCH('P', A_FILE + 16 * MiB, 4 * MiB, 64 * KiB, READ,
-	      "read it (no anon_vma) [+2 PTE]"),
-	MMAP('P', O_FILE, A_FILE + 32 * MiB, 4 * MiB, RW, MAP_PRIVATE, 4 * MiB + 4 * KiB,
-	     "mmap file private rw 4 MiB, offset 4M+4K, @file+32M [0]"),
-	TOUCH('P', A_FILE + 32 * MiB, 4 * MiB, 1 * MiB, WRITE,
-	      "write 4 pages of it (copy-on-write: anon_vma) [+2 PTE]"),
-	{ .who = 'P', .op = KC_OP_SHMAT, .obj = O_SYSV, .addr = R(A_SYSV),
-	  .len = SYSV_SIZE, .what = "shmat SysV 4 MiB @sysv [0]" },
-	TOUCH('P', A_SYSV, 4 * MiB, 1 * MiB, WRITE,
-	      "write 4 pages of the SysV segment [+PMD +2 PTE]"),
-
-	/* fork, and the child working while the parent holds the mappings. */
-	{ .who = 'P', .op = KC_OP_FORK,
-	  .what = "fork: child copies anon_vma and VM_MIXEDMAP VMAs only "
-		  "[child: PUD, PMD anon + 4 PTE (incl. the merged-in span, only "
-		  "read), PMD misc + the ring's PTE (the anon one empty), PMD file "
-		  "+ 2 PTE (private written); without the zero page also the PTE "
-		  "of the anon VMA only read]" },
-	TOUCH('C', A_SHM, 4 * MiB, 2 * MiB, WRITE,
-	      "child writes shmem, 2 spans (not copied: faults its own) [C +PMD +2 PTE]"),
-	TOUCH('C', A_FILE, 4 * KiB, 4 * KiB, READ,
-	      "child reads the shared file [C +PTE]"),
-	TOUCH('C', A_FILE + 16 * MiB, 4 * KiB, 4 * KiB, READ,
-	      "child reads the private read-only file [C +PTE]"),
-	TOUCH('C', A_SYSV + 2 * MiB, 4 * KiB, 4 * KiB, WRITE,
-	      "child writes the SysV segment [C +PMD +PTE]"),
-	TOUCH('C', A_ANON + 64 * MiB, 4 * KiB, 4 * KiB, READ,
-	      "child reads the anon VMA only read [C +PTE; without the zero "
-	      "page +0: copied at fork]"),
-	MUNMAP('C', A_ANON + 8 * MiB, 4 * MiB,
-	       "child munmaps the merged-in 4 MiB (spans 4-5 left empty) [C -PTE]"),
-	MREMAP('C', A_FILE + 32 * MiB, 4 * MiB, A_MOVE, 4 * MiB, MOVE_FIXED,
-	       "child mremaps the private written file to @move, both 2 MiB aligned "
-	       "(PTE tables move) [C +PMD]"),
-	MREMAP('C', A_SHM, 4 * MiB, A_SHM, 2 * MiB, 0,
-	       "child shrinks the shmem mapping in place to 2 MiB [C -PTE]"),
-
-	/* The parent alone: mprotect, munmap, MADV_DONTNEED, mremap. */
-	TOUCH('P', A_ANON + 6 * MiB, 4 * KiB, 4 * KiB, WRITE,
-	      "parent writes anon span 3 [+PTE]"),
-	MPROTECT('P', A_ANON + 3 * MiB, 2 * MiB, PROT_READ,
-		 "mprotect anon +3M..+5M read-only (splits in 3) [0]"),
-	MPROTECT('P', A_ANON + 3 * MiB, 2 * MiB, RW,
-		 "mprotect it back rw (merges again) [0]"),
-	MUNMAP('P', A_ANON + 1 * MiB, 1 * MiB,
-	       "munmap half of anon span 0 (a VMA stays in the span) [0]"),
-	MUNMAP('P', A_ANON + 4 * MiB, 2 * MiB,
-	       "munmap the whole anon span 2 (span left empty) [-PTE]"),
-	MADVISE('P', A_ANON + 6 * MiB, 1 * MiB, MADV_DONTNEED,
-		"MADV_DONTNEED half of anon span 3 [0]"),
-	MADVISE('P', A_ANON + 2 * MiB, 2 * MiB, MADV_DONTNEED,
-		"MADV_DONTNEED the whole anon span 1, inside one VMA [-PTE]"),
-	MPROTECT('P', A_SHM + 17 * MiB, 2 * MiB, PROT_READ,
-		 "mprotect memfd +1M..+3M read-only (splits its span 0 in 2 VMAs) [0]"),
-	MADVISE('P', A_SHM + 16 * MiB, 2 * MiB, MADV_DONTNEED,
-		"MADV_DONTNEED memfd span 0: whole span but two VMAs [0]"),
-	MADVISE('P', A_SHM + 20 * MiB, 2 * MiB, MADV_DONTNEED,
-		"MADV_DONTNEED memfd span 2, whole and inside one VMA [-PTE]"),
-	MREMAP('P', A_ANON + 6 * MiB, 6 * MiB, A_ANON + 6 * MiB, 2 * MiB, 0,
-	       "mremap shrink anon +6M 6 MiB -> 2 MiB in place [-PTE span 4]"),
-	MREMAP('P', A_ANON + 6 * MiB, 2 * MiB, A_ANON + 6 * MiB, 4 * MiB, 0,
-	       "mremap grow it in place back to 4 MiB [0]"),
-	TOUCH('P', A_ANON + 9 * MiB, 4 * KiB, 4 * KiB, WRITE,
-	      "write in the grown part [+PTE]"),
-	MREMAP('P', A_FILE + 32 * MiB, 4 * MiB, A_MOVE + 64 * MiB, 4 * MiB, MOVE_FIXED,
-	       "mremap the private written file to @move+64M, aligned (tables move) [+PMD]"),
-	MREMAP('P', A_ANON + 6 * MiB, 4 * MiB, A_MOVE + 129 * MiB, 4 * MiB, MOVE_FIXED,
-	       "mremap anon +6M 4 MiB to @move+129M, unaligned (entries move) "
-	       "[+3 PTE at dest, -2 at source]"),
-	TOUCH('P', A_ANON + 2 * MiB, 2 * MiB, 512 * KiB, WRITE,
-	      "write anon span 1 again [+PTE]"),
-	MREMAP('P', A_ANON + 2 * MiB, 2 * MiB, A_MOVE + 300 * MiB, 2 * MiB,
-	       MOVE_FIXED | MREMAP_DONTUNMAP,
-	       "mremap it to @move+300M with MREMAP_DONTUNMAP, aligned (the table "
-	       "moves; the old VMA stays, empty, and loses its anon_vma) [0]"),
-	TOUCH('P', A_ANON + 2 * MiB, 4 * KiB, 4 * KiB, READ,
-	      "read the old range [+PTE; the zero page: not copied at the next "
-	      "fork; without it, an anon_vma again: copied]"),
-	MMAP('P', O_ANON, A_SHM, 2 * MiB, RW, MAP_PRIVATE | MAP_FIXED, 0,
-	     "mmap anon MAP_FIXED over the shmem's first 2 MiB (the replaced span "
-	     "is left with no old VMA: its table is freed) [-PTE]"),
-	{ .who = 'P', .op = KC_OP_SHMDT, .obj = O_SYSV, .addr = R(A_SYSV),
-	  .len = SYSV_SIZE, .what = "shmdt the SysV segment [-PMD -2 PTE]" },
-	MUNMAP('P', A_FILE, 8 * MiB,
-	       "munmap the whole shared file mapping (PMD stays: private one left) [-2 PTE]"),
-
-	/* The child's baseline check, exit, a second child. */
-	MUNMAP('C', 0, KC_SLOT_SIZE,
-	       "child munmaps the whole slot (delta must be 0: checks the probe baseline)"),
-	{ .who = 'C', .op = KC_OP_EXIT, .what = "child exits" },
-	{ .who = 'P', .op = KC_OP_FORK,
-	  .what = "fork a second child [child: PUD, PMD anon + PTE, PMD misc + "
-		  "the ring's PTE, PMD move + 6 PTE; without the zero page also the "
-		  "PTE of the anon VMA only read and the old range read]" },
-	MREMAP('C', A_MOVE + 129 * MiB, 4 * MiB, A_MOVE + 259 * MiB, 4 * MiB, MOVE_FIXED,
-	       "child 2 mremaps the moved anon block to @move+259M: edges move "
-	       "entries, the middle 2 MiB is aligned on both sides and moves its "
-	       "table [0]"),
-	MADVISE('C', A_MOVE + 64 * MiB, 2 * MiB, MADV_DONTNEED,
-		"child 2 MADV_DONTNEED a whole span of the moved private file [C -PTE]"),
-	TOUCH('C', A_SHM + 16 * MiB, 8 * MiB, 1 * MiB, READ,
-	      "child 2 reads the memfd (not copied at fork) [C +PMD +4 PTE]"),
-	{ .who = 'C', .op = KC_OP_EXIT, .what = "child 2 exits" },
-	MUNMAP('P', 0, KC_SLOT_SIZE,
-	       "parent munmaps the whole slot (delta must be 0: checks the baseline)"),
-};
-
-#define NSTEPS (sizeof script / sizeof script[0])
 
 /* ------------------------------------------------------------------ */
 
@@ -677,10 +449,12 @@ static const char *op_name(enum kc_op op)
 	}
 }
 
-/* Runs step n in the kernel (fatal if the kernel refuses it: the script is
- * wrong) and then in the model (a refusal there is a test failure). */
-static void run_step(struct mm_world *w, unsigned n, const struct step *s,
-		     uint32_t *next_mpid)
+/* Step n in the kernel: the command to the process it is for, and its
+ * reply (fatal if the kernel refuses the step: the script is wrong).  A
+ * fork's new child becomes the current one; an exit's child is reaped.
+ * Returns the address the step must give (mmap, shmat, mremap), or 0. */
+static uint64_t kernel_step(unsigned n, const struct step *s,
+			    uint32_t *next_mpid)
 {
 	bool child = s->who == 'C';
 	if (child && !kc.child)
@@ -688,7 +462,6 @@ static void run_step(struct mm_world *w, unsigned n, const struct step *s,
 	int cmd = child ? kc.ccmd : kc.pcmd;
 	int rep = child ? kc.creply : kc.preply;
 	const char *who = child ? "the child" : "the parent";
-	uint32_t mpid = child ? kc.child_mpid : 1;
 	struct kc_reply r;
 	struct kc_cmd c = {
 		.op = s->op, .fd = -1, .prot = s->prot, .flags = s->flags,
@@ -696,9 +469,6 @@ static void run_step(struct mm_world *w, unsigned n, const struct step *s,
 		.len2 = s->len2, .off = s->off,
 	};
 	uint64_t expect = 0;
-	int err = 0;
-
-	printf("step %2u %c %-8s %s\n", n, s->who, op_name(s->op), s->what);
 
 	switch (s->op) {
 	case KC_OP_MMAP:
@@ -729,7 +499,6 @@ static void run_step(struct mm_world *w, unsigned n, const struct step *s,
 		break;
 	}
 
-	/* The kernel. */
 	send_cmd(cmd, &c);
 	if (s->op == KC_OP_FORK) {
 		struct kc_reply probe, ready;
@@ -766,8 +535,15 @@ static void run_step(struct mm_world *w, unsigned n, const struct step *s,
 			kc.child = 0;
 		}
 	}
+	return expect;
+}
 
-	/* The model. */
+/* Step n in the model, for process mpid (a refusal there, or a failed
+ * invariant, is a test failure). */
+static void model_step(struct mm_world *w, unsigned n, const struct step *s,
+		       uint32_t mpid, uint64_t expect)
+{
+	int err = 0;
 	switch (s->op) {
 	case KC_OP_MMAP:
 	case KC_OP_MMAP_TOPDOWN:
@@ -815,6 +591,16 @@ static void run_step(struct mm_world *w, unsigned n, const struct step *s,
 	}
 }
 
+/* Runs step n in the kernel, then in the model. */
+static void run_step(struct mm_world *w, unsigned n, const struct step *s,
+		     uint32_t *next_mpid)
+{
+	uint32_t mpid = s->who == 'C' ? kc.child_mpid : 1;
+	printf("step %2u %c %-8s %s\n", n, s->who, op_name(s->op), s->what);
+	uint64_t expect = kernel_step(n, s, next_mpid);
+	model_step(w, n, s, mpid, expect);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -849,10 +635,10 @@ int main(void)
 
 	uint32_t next_mpid = 2;
 	long pk = 0, pm = 0, ck = 0, cm = 0;
-	for (unsigned i = 0; i < NSTEPS; i++) {
+	for (unsigned i = 0; i < kc_nsteps; i++) {
 		unsigned n = i + 1;
 		bool had_child = kc.child != 0;
-		run_step(w, n, &script[i], &next_mpid);
+		run_step(w, n, &kc_script[i], &next_mpid);
 		compare(w, n, "parent", 1, kc.subject, kc.base_p, &pk, &pm);
 		if (kc.child) {
 			if (!had_child)
@@ -880,6 +666,6 @@ int main(void)
 		return 1;
 	}
 	printf("kernel_crosscheck: %zu steps, model == kernel VmPTE after each\n",
-	       NSTEPS);
+	       kc_nsteps);
 	return 0;
 }
