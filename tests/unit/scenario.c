@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "scenario.h"
+#include "scenario_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,7 +78,7 @@ void sc_zero_page(struct sc *s, bool zero_page)
 		mm_world_set_zero_page(s->w[i], zero_page);
 }
 
-static const char *wname(const struct sc *s, unsigned i)
+const char *sc_world_name(const struct sc *s, unsigned i)
 {
 	const struct mm_policy *p = mm_world_policy(s->w[i]);
 
@@ -125,16 +126,17 @@ struct mm_mapping sc_fixed(struct mm_mapping m)
 
 /* -------------------------------------------------------------- snapshots */
 
-#define SC_MAX_PROCS 16
-#define SC_MAX_VMAS 64
-
-#define SC_NFINDINGS 4
 static const char *const finding_names[SC_NFINDINGS] = {
 	"fault-search-extra-links",
 	"unshare-past-end",
 	"unshare-misses-table",
 	"private-anon-pages-shared",
 };
+
+const char *sc_finding_name(unsigned k)
+{
+	return finding_names[k];
+}
 
 struct sc_snap {
 	int nproc;
@@ -145,12 +147,7 @@ struct sc_snap {
 	struct mm_vma_info vma[SC_MAX_PROCS][SC_MAX_VMAS];
 };
 
-struct vma_list {
-	size_t n;
-	struct mm_vma_info *v;
-};
-
-static int collect_vma(const struct mm_vma_info *vma, void *arg)
+int sc_collect_vma(const struct mm_vma_info *vma, void *arg)
 {
 	struct vma_list *l = arg;
 
@@ -160,7 +157,7 @@ static int collect_vma(const struct mm_vma_info *vma, void *arg)
 	return 0;
 }
 
-static void findings_of(struct mm_world *w, uint64_t out[SC_NFINDINGS])
+void sc_findings_of(struct mm_world *w, uint64_t out[SC_NFINDINGS])
 {
 	struct mm_finding f[16];
 	size_t n = mm_world_findings(w, f, 16);
@@ -176,11 +173,11 @@ static void snap(struct mm_world *w, struct sc_snap *sn)
 {
 	memset(sn, 0, sizeof(*sn));
 	sn->nproc = mm_world_stats(w, sn->proc, SC_MAX_PROCS, &sn->tot);
-	findings_of(w, sn->findings);
+	sc_findings_of(w, sn->findings);
 	for (int i = 0; i < sn->nproc && i < SC_MAX_PROCS; i++) {
 		struct vma_list l = { 0, sn->vma[i] };
 
-		mm_proc_vmas(w, sn->proc[i].pid, collect_vma, &l);
+		mm_proc_vmas(w, sn->proc[i].pid, sc_collect_vma, &l);
 		sn->nvma[i] = l.n;
 	}
 }
@@ -320,7 +317,7 @@ static void apply(const char *file, int line, struct sc *s,
 
 		if (exp == SC_UNSET) {
 			print_error("%s:%d: test bug: no expected result for %s\n",
-				    file, line, wname(s, i));
+				    file, line, sc_world_name(s, i));
 			_fail(file, line);
 		}
 		snap(w, &before);
@@ -330,7 +327,7 @@ static void apply(const char *file, int line, struct sc *s,
 		snprintf(err, sizeof(err), "%s", e ? e : "");
 		if (exp == SC_ERR ? rc >= 0 : rc != exp) {
 			print_error("%s:%d: [%s] %s returned %d, expected %s%s%s\n",
-				    file, line, wname(s, i), c->what, rc,
+				    file, line, sc_world_name(s, i), c->what, rc,
 				    exp == SC_ERR ? "an error" : want_str(exp),
 				    rc < 0 ? ": " : "", rc < 0 ? err : "");
 			bad = true;
@@ -339,7 +336,7 @@ static void apply(const char *file, int line, struct sc *s,
 		if (chk != 0) {
 			e = mm_world_error(w);
 			print_error("%s:%d: [%s] mm_check after %s: %d %s\n", file,
-				    line, wname(s, i), c->what, chk, e ? e : "");
+				    line, sc_world_name(s, i), c->what, chk, e ? e : "");
 			bad = true;
 		}
 		if (rc < 0) {
@@ -348,14 +345,14 @@ static void apply(const char *file, int line, struct sc *s,
 			if (!err[0]) {
 				print_error("%s:%d: [%s] %s failed (%d) without "
 					    "mm_world_error()\n",
-					    file, line, wname(s, i), c->what, rc);
+					    file, line, sc_world_name(s, i), c->what, rc);
 				bad = true;
 			}
 			snap(w, &after);
 			if (!same_snap(&before, &after, why, sizeof(why))) {
 				print_error("%s:%d: [%s] rejected %s changed the "
 					    "world: %s\n",
-					    file, line, wname(s, i), c->what, why);
+					    file, line, sc_world_name(s, i), c->what, why);
 				bad = true;
 			}
 		}
@@ -486,351 +483,4 @@ void sc_observe_(const char *file, int line, struct sc *s, uint32_t pid,
 		 "observe(%" PRIu32 ", %#" PRIx64 "..%#" PRIx64 ", %zu runs)",
 		 pid, start, end, nruns);
 	apply(file, line, s, &c, want);
-}
-
-/* ----------------------------------------------------------- expectations */
-
-/* Every world of mask that exists. */
-#define FOR_WORLDS(s, mask, i) \
-	for (unsigned i = 0; i < (s)->n; i++) if ((mask) & (1u << i))
-
-/* The stats of pid in world i, from mm_world_stats (so pss_bytes is set). */
-static bool stats_of(const char *file, int line, struct sc *s, unsigned i,
-		     uint32_t pid, struct mm_proc_stats *out,
-		     struct mm_world_totals *tot)
-{
-	static struct mm_proc_stats all[SC_MAX_PROCS];
-	struct mm_world_totals t;
-	int n = mm_world_stats(s->w[i], all, SC_MAX_PROCS, &t);
-
-	if (tot)
-		*tot = t;
-	for (int k = 0; k < n && k < SC_MAX_PROCS; k++)
-		if (all[k].pid == pid) {
-			*out = all[k];
-			return true;
-		}
-	print_error("%s:%d: [%s] no process %" PRIu32 " in mm_world_stats\n",
-		    file, line, wname(s, i), pid);
-	return false;
-}
-
-static const char *const level_name[PT_NR_LEVELS] = { "PTE", "PMD", "PUD" };
-
-static bool expect_u64(const char *file, int line, struct sc *s, unsigned i,
-		       uint32_t pid, const char *what, uint64_t got,
-		       uint64_t want)
-{
-	if (got == want)
-		return true;
-	if (pid)
-		print_error("%s:%d: [%s] pid %" PRIu32 ": %s = %" PRIu64
-			    ", expected %" PRIu64 "\n",
-			    file, line, wname(s, i), pid, what, got, want);
-	else
-		print_error("%s:%d: [%s] world: %s = %" PRIu64
-			    ", expected %" PRIu64 "\n",
-			    file, line, wname(s, i), what, got, want);
-	return false;
-}
-
-static void expect_levels(const char *file, int line, struct sc *s,
-			  unsigned mask, uint32_t pid, bool shared,
-			  const uint64_t want[PT_NR_LEVELS])
-{
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		struct mm_proc_stats st;
-		char what[32];
-
-		if (!stats_of(file, line, s, i, pid, &st, NULL)) {
-			ok = false;
-			continue;
-		}
-		for (int l = 0; l < PT_NR_LEVELS; l++) {
-			snprintf(what, sizeof(what), "%s[%s]",
-				 shared ? "shared" : "tables", level_name[l]);
-			ok &= expect_u64(file, line, s, i, pid, what,
-					 shared ? st.shared[l] : st.tables[l],
-					 want[l]);
-		}
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_tables_(const char *file, int line, struct sc *s, unsigned mask,
-		uint32_t pid, uint64_t pte, uint64_t pmd, uint64_t pud)
-{
-	const uint64_t want[PT_NR_LEVELS] = { pte, pmd, pud };
-
-	expect_levels(file, line, s, mask, pid, false, want);
-}
-
-void sc_shared_(const char *file, int line, struct sc *s, unsigned mask,
-		uint32_t pid, uint64_t pte, uint64_t pmd, uint64_t pud)
-{
-	const uint64_t want[PT_NR_LEVELS] = { pte, pmd, pud };
-
-	expect_levels(file, line, s, mask, pid, true, want);
-}
-
-void sc_faults_(const char *file, int line, struct sc *s, unsigned mask,
-		uint32_t pid, uint64_t faults, uint64_t observed)
-{
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		struct mm_proc_stats st;
-
-		if (!stats_of(file, line, s, i, pid, &st, NULL)) {
-			ok = false;
-			continue;
-		}
-		ok &= expect_u64(file, line, s, i, pid, "faults", st.faults, faults);
-		ok &= expect_u64(file, line, s, i, pid, "faults_observed",
-				 st.faults_observed, observed);
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_forkwork_(const char *file, int line, struct sc *s, unsigned mask,
-		  uint32_t pid, uint64_t copied, uint64_t pages,
-		  uint64_t linked)
-{
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		struct mm_proc_stats st;
-
-		if (!stats_of(file, line, s, i, pid, &st, NULL)) {
-			ok = false;
-			continue;
-		}
-		ok &= expect_u64(file, line, s, i, pid, "fork_tables_copied",
-				 st.fork_tables_copied, copied);
-		ok &= expect_u64(file, line, s, i, pid, "fork_pages_copied",
-				 st.fork_pages_copied, pages);
-		ok &= expect_u64(file, line, s, i, pid, "fork_tables_linked",
-				 st.fork_tables_linked, linked);
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_distinct_(const char *file, int line, struct sc *s, unsigned mask,
-		  uint64_t pte, uint64_t pmd, uint64_t pud)
-{
-	const uint64_t want[PT_NR_LEVELS] = { pte, pmd, pud };
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		static struct mm_proc_stats all[SC_MAX_PROCS];
-		struct mm_world_totals t;
-		int n = mm_world_stats(s->w[i], all, SC_MAX_PROCS, &t);
-
-		for (int l = 0; l < PT_NR_LEVELS; l++) {
-			uint64_t sum = 0;
-			char what[48];
-
-			for (int k = 0; k < n && k < SC_MAX_PROCS; k++)
-				sum += all[k].tables[l];
-			snprintf(what, sizeof(what), "distinct[%s]", level_name[l]);
-			ok &= expect_u64(file, line, s, i, 0, what,
-					 t.distinct[l], want[l]);
-			snprintf(what, sizeof(what),
-				 "linked[%s] (sum of tables[])", level_name[l]);
-			ok &= expect_u64(file, line, s, i, 0, what, t.linked[l], sum);
-		}
-		ok &= expect_u64(file, line, s, i, 0, "processes (return)",
-				 (uint64_t)n, t.processes);
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_pss_(const char *file, int line, struct sc *s, unsigned mask,
-	     uint32_t pid, double bytes)
-{
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		struct mm_proc_stats st;
-
-		if (!stats_of(file, line, s, i, pid, &st, NULL)) {
-			ok = false;
-			continue;
-		}
-		/* exact: every expected value is a sum of 4096 / 2^k */
-		if (st.pss_bytes != bytes) {
-			print_error("%s:%d: [%s] pid %" PRIu32
-				    ": pss_bytes = %.3f, expected %.3f\n",
-				    file, line, wname(s, i), pid, st.pss_bytes,
-				    bytes);
-			ok = false;
-		}
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_findings_(const char *file, int line, struct sc *s, unsigned mask,
-		  uint64_t extra_links, uint64_t past_end, uint64_t missed,
-		  uint64_t anon_shared)
-{
-	const uint64_t want[SC_NFINDINGS] = { extra_links, past_end, missed,
-					      anon_shared };
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		uint64_t got[SC_NFINDINGS];
-
-		findings_of(s->w[i], got);
-		for (unsigned k = 0; k < SC_NFINDINGS; k++)
-			ok &= expect_u64(file, line, s, i, 0, finding_names[k],
-					 got[k], want[k]);
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_nprocs_(const char *file, int line, struct sc *s, unsigned mask,
-		uint64_t n)
-{
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		static struct mm_proc_stats all[SC_MAX_PROCS];
-		struct mm_world_totals t;
-		int got = mm_world_stats(s->w[i], all, SC_MAX_PROCS, &t);
-
-		ok &= expect_u64(file, line, s, i, 0, "mm_world_stats()",
-				 (uint64_t)got, n);
-		ok &= expect_u64(file, line, s, i, 0, "totals.processes",
-				 t.processes, n);
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_gone_(const char *file, int line, struct sc *s, unsigned mask,
-	      uint32_t pid)
-{
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		struct mm_proc_stats st;
-		int rc = mm_proc_stats(s->w[i], pid, &st);
-
-		if (rc >= 0) {
-			print_error("%s:%d: [%s] mm_proc_stats(%" PRIu32
-				    ") = %d, expected an error (no such process)\n",
-				    file, line, wname(s, i), pid, rc);
-			ok = false;
-		}
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-void sc_vmas_(const char *file, int line, struct sc *s, unsigned mask,
-	      uint32_t pid, size_t n, const struct sc_vma *want)
-{
-	static struct mm_vma_info got[SC_MAX_VMAS];
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		struct vma_list l = { 0, got };
-		struct mm_proc_stats st;
-		uint64_t bytes = 0;
-
-		mm_proc_vmas(s->w[i], pid, collect_vma, &l);
-		if (l.n != n) {
-			print_error("%s:%d: [%s] pid %" PRIu32 ": %zu VMAs, expected %zu\n",
-				    file, line, wname(s, i), pid, l.n, n);
-			for (size_t v = 0; v < l.n; v++)
-				print_error("    [%#" PRIx64 ", %#" PRIx64 ") prot %" PRIu32
-					    " flags %#" PRIx32 " anon %d\n",
-					    got[v].start, got[v].end, got[v].prot,
-					    got[v].flags, got[v].anon_pages);
-			ok = false;
-			continue;
-		}
-		for (size_t v = 0; v < n; v++) {
-			const struct mm_vma_info *g = &got[v];
-			const struct sc_vma *e = &want[v];
-
-			bytes += e->end - e->start;
-			if (g->start != e->start || g->end != e->end ||
-			    g->prot != e->prot || g->flags != e->flags ||
-			    g->anon_pages != e->anon) {
-				print_error("%s:%d: [%s] pid %" PRIu32 " VMA %zu: "
-					    "[%#" PRIx64 ", %#" PRIx64 ") prot %" PRIu32
-					    " flags %#" PRIx32 " anon %d, expected "
-					    "[%#" PRIx64 ", %#" PRIx64 ") prot %" PRIu32
-					    " flags %#" PRIx32 " anon %d\n",
-					    file, line, wname(s, i), pid, v, g->start,
-					    g->end, g->prot, g->flags, g->anon_pages,
-					    e->start, e->end, e->prot, e->flags, e->anon);
-				ok = false;
-			}
-		}
-		if (mm_proc_stats(s->w[i], pid, &st) < 0) {
-			print_error("%s:%d: [%s] mm_proc_stats(%" PRIu32 ") failed\n",
-				    file, line, wname(s, i), pid);
-			ok = false;
-			continue;
-		}
-		ok &= expect_u64(file, line, s, i, pid, "vmas", st.vmas, n);
-		ok &= expect_u64(file, line, s, i, pid, "mapped_bytes",
-				 st.mapped_bytes, bytes);
-	}
-	if (!ok)
-		_fail(file, line);
-}
-
-struct find_addr {
-	uint64_t addr;
-	struct mm_vma_info found;
-	bool ok;
-};
-
-static int find_vma(const struct mm_vma_info *vma, void *arg)
-{
-	struct find_addr *f = arg;
-
-	if (vma->start <= f->addr && f->addr < vma->end) {
-		f->found = *vma;
-		f->ok = true;
-		return 1;
-	}
-	return 0;
-}
-
-void sc_reason_(const char *file, int line, struct sc *s, unsigned mask,
-		uint32_t pid, uint64_t addr, enum mm_reason reason)
-{
-	bool ok = true;
-
-	FOR_WORLDS(s, mask, i) {
-		struct find_addr f = { .addr = addr };
-
-		mm_proc_vmas(s->w[i], pid, find_vma, &f);
-		if (!f.ok) {
-			print_error("%s:%d: [%s] pid %" PRIu32 ": no VMA at %#" PRIx64 "\n",
-				    file, line, wname(s, i), pid, addr);
-			ok = false;
-		} else if (f.found.reason != reason) {
-			print_error("%s:%d: [%s] pid %" PRIu32 " VMA at %#" PRIx64
-				    ": reason %s, expected %s\n",
-				    file, line, wname(s, i), pid, addr,
-				    mm_reason_name(f.found.reason),
-				    mm_reason_name(reason));
-			ok = false;
-		}
-	}
-	if (!ok)
-		_fail(file, line);
 }
