@@ -18,6 +18,13 @@ static enum mm_reason scope_reason(const struct mm_policy *p,
 	case MM_SCOPE_HUGETLB_SHARED:
 		return v->huge_shift && !priv ? MM_REASON_SHAREABLE
 					      : MM_REASON_NOT_HUGETLB_SHARED;
+	case MM_SCOPE_SHMEM_HUGE_SHARED:
+		return (v->huge_shift || mm_vma_as_huge(v)) && !priv
+			       ? MM_REASON_SHAREABLE
+			       : MM_REASON_NOT_SHARED_SHMEM;
+	case MM_SCOPE_MSHARE:
+		return priv ? MM_REASON_PRIVATE
+		       : v->mshare ? MM_REASON_SHAREABLE : MM_REASON_NOT_PLACED;
 	case MM_SCOPE_FILE:
 		break;
 	}
@@ -36,7 +43,7 @@ static enum mm_reason scope_reason(const struct mm_policy *p,
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v)
 {
 	enum mm_reason r = scope_reason(p, v);
-	if (r != MM_REASON_SHAREABLE)
+	if (r != MM_REASON_SHAREABLE || p->mshare)
 		return r;
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++) {
 		uint64_t base = align_down(v->start + MM_SPAN(l) - 1, MM_SPAN(l));
@@ -50,7 +57,7 @@ enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v)
 bool mm_shares_level(const struct mm_policy *p, const struct mm_vma *v,
 		     uint64_t addr, unsigned level)
 {
-	return (p->levels & (1u << level)) &&
+	return !p->mshare && (p->levels & (1u << level)) &&
 	       covers(v, align_down(addr, MM_SPAN(level)), level) &&
 	       scope_reason(p, v) == MM_REASON_SHAREABLE;
 }

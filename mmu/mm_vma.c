@@ -148,7 +148,7 @@ static bool can_merge(const struct mm_vma *a, const struct mm_vma *b)
 {
 	if (a->end != b->start || a->obj != b->obj || a->prot != b->prot ||
 	    a->flags != b->flags || a->huge_shift != b->huge_shift ||
-	    (a->flags & MM_VMA_PFNMAP))
+	    a->mshare != b->mshare || (a->flags & MM_VMA_PFNMAP))
 		return false;
 	/* SysV and hugetlb VMAs have a close() operation: never merged. */
 	if (a->obj && (a->obj->id.kind == MM_OBJ_SYSV ||

@@ -141,6 +141,9 @@ int mm_remove(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	vma_for_each_in(v, mm, start, end) {
 		uint64_t lo = mm_vma_offset(v, max_u64(start, v->start));
 		uint64_t hi = lo + (min_u64(end, v->end) - max_u64(start, v->start));
+		if (v->mshare && mm_mshare_zap(w, v, max_u64(start, v->start),
+					       min_u64(end, v->end)))
+			return -ENOMEM;
 		for (struct mm_vma *s = v->obj->first; s; s = s->obj_next) {
 			uint64_t soff = s->pgoff << MM_PAGE_SHIFT;
 			uint64_t a = max_u64(lo, soff);

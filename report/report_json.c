@@ -37,7 +37,8 @@ void report_json_by_policy(struct json *j, const char *key,
 
 static void policies(struct json *j, const struct report *r)
 {
-	static const char *const scope[] = { "none", "file", "hugetlb-shared" };
+	static const char *const scope[] = { "none", "file", "hugetlb-shared",
+					     "shmem-huge-shared", "mshare" };
 	static const char *const match[] = { "same-range", "object-slot" };
 	json_key(j, "policies");
 	json_array(j);
@@ -55,6 +56,17 @@ static void policies(struct json *j, const struct report *r)
 		json_member_string(j, "scope", scope[p->scope]);
 		json_member_string(j, "match", p->scope == MM_SCOPE_NONE ? "none" : match[p->match]);
 		json_member_bool(j, "link_at_fork", p->link_at_fork);
+		json_member_bool(j, "huge_shmem", p->huge_shmem);
+		if (p->mshare) {
+			json_member_u64(j, "mshare_min", p->mshare_min);
+			json_key(j, "mshare_objects");
+			json_array(j);
+			for (unsigned i = 0; i < p->mshare_nobj; i++)
+				json_u64(j, p->mshare_ino[i]);
+			json_end_array(j);
+		}
+		if (p->assumption)
+			json_member_string(j, "assumption", p->assumption);
 		json_end_object(j);
 	}
 	json_end_array(j);

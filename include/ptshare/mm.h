@@ -120,7 +120,9 @@ struct mm_proc_stats {
 	uint64_t tables[PT_NR_LEVELS];
 	/* Of those, the ones some other process (or mapping) uses too. */
 	uint64_t shared[PT_NR_LEVELS];
-	/* Sum over its tables of 4 KiB / users; only from mm_world_stats(). */
+	/* Sum over its tables of 4 KiB / users, and under mshare its share of
+	 * each region it maps (the region's tables / the processes mapping
+	 * it); only from mm_world_stats(). */
 	double pss_bytes;
 	uint64_t faults;          /* first touches reported by mm_fault() */
 	uint64_t faults_observed; /* first touches inferred by mm_observe() */
@@ -135,6 +137,9 @@ struct mm_world_totals {
 	uint64_t processes;
 	uint64_t distinct[PT_NR_LEVELS]; /* table pages that exist system-wide */
 	uint64_t linked[PT_NR_LEVELS];   /* sum over processes of their view */
+	/* Of distinct, those the mshare host holds for its regions: no
+	 * process's VmPTE counts them (policy mshare; else 0). */
+	uint64_t host[PT_NR_LEVELS];
 };
 
 struct mm_world;
