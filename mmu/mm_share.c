@@ -43,14 +43,21 @@ static enum mm_reason scope_reason(const struct mm_policy *p,
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v)
 {
 	enum mm_reason r = scope_reason(p, v);
-	if (r != MM_REASON_SHAREABLE || p->mshare)
-		return r;
-	for (unsigned l = 0; l < PT_NR_LEVELS; l++) {
-		uint64_t base = align_down(v->start + MM_SPAN(l) - 1, MM_SPAN(l));
-		if ((p->levels & (1u << l)) && covers(v, base, l))
-			return r;
+	if (r == MM_REASON_SHAREABLE && !p->mshare) {
+		for (unsigned l = 0; l < PT_NR_LEVELS; l++) {
+			uint64_t base = align_down(v->start + MM_SPAN(l) - 1,
+						   MM_SPAN(l));
+			if ((p->levels & (1u << l)) && covers(v, base, l))
+				return r;
+		}
+		r = MM_REASON_NO_WHOLE_SPAN;
 	}
-	return MM_REASON_NO_WHOLE_SPAN;
+	/* Not shared, but mapped by PMD leaves where it covers a span. */
+	uint64_t sb = align_down(v->start + MM_SPAN(PT_PTE) - 1, MM_SPAN(PT_PTE));
+	if (r != MM_REASON_SHAREABLE && mm_vma_as_huge(v) &&
+	    covers(v, sb, PT_PTE))
+		return MM_REASON_HUGE_PAGES;
+	return r;
 }
 
 /* May the table at `level` covering addr be shared under the policy? */

@@ -197,7 +197,7 @@ const char *mm_reason_name(enum mm_reason r)
 		[MM_REASON_NOT_SHARED_SHMEM] = "not shared shmem or hugetlb",
 		[MM_REASON_PRIVATE] = "private (mshare holds shared objects only)",
 		[MM_REASON_NOT_PLACED] = "not placed in an mshare region",
-		[MM_REASON_IN_MSHARE] = "in an mshare region",
+		[MM_REASON_HUGE_PAGES] = "2 MiB pages, no PTE table, not shared",
 	};
 	return r < MM_REASON_NR ? names[r] : "unknown";
 }

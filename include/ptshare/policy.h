@@ -95,7 +95,7 @@ enum mm_reason {
 	MM_REASON_NOT_SHARED_SHMEM,    /* policy shares only shared shmem/hugetlb */
 	MM_REASON_PRIVATE,             /* mshare holds MAP_SHARED objects only */
 	MM_REASON_NOT_PLACED,          /* not named, or below mshare's min size */
-	MM_REASON_IN_MSHARE,           /* its tables are the mshare host's */
+	MM_REASON_HUGE_PAGES,          /* 2 MiB pages (no PTE table), not shared */
 	MM_REASON_NR
 };
 

@@ -221,10 +221,12 @@ static void test_header(void **state)
 	assert_int_equal(jr_path_u64(d, "page_size", 0), 4096);
 	assert_int_equal(jr_path_u64(d, "min_mapping_bytes", 0), 2 * SNAP_MiB);
 	static const char *const labels[] = { "linux", "mccracken-2005",
-					      "aslr-tolerant", "hugetlb-pmd" };
+					      "aslr-tolerant", "hugetlb-pmd",
+					      "hugetlb-2m", "thp-shmem",
+					      "mshare" };
 	const struct jr_value *p = jr_get(d, "policies");
-	assert_int_equal(jr_len(p), 4);
-	for (size_t i = 0; i < 4; i++)
+	assert_int_equal(jr_len(p), 7);
+	for (size_t i = 0; i < 7; i++)
 		assert_string_equal(jr_path_str(jr_at(p, i), "label"), labels[i]);
 	assert_string_equal(jr_path_str(d, "policies[1].match"), "same-range");
 	assert_string_equal(jr_path_str(d, "policies[2].match"), "object-slot");

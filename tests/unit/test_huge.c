@@ -79,8 +79,8 @@ static void scope_h2m_reasons(void **state)
 	struct sc *s = *state;
 
 	scope(state);
-	/* No whole 1 GiB span, so no PMD page to share. */
-	sc_reason(s, W_EXTRA, 1, BASE + MiB(4), MM_REASON_NO_WHOLE_SPAN);
+	/* No whole 1 GiB span, so no PMD page to share: huge pages only. */
+	sc_reason(s, W_EXTRA, 1, BASE + MiB(4), MM_REASON_HUGE_PAGES);
 	sc_reason(s, W_EXTRA, 1, BASE, MM_REASON_NOT_SHARED_SHMEM);
 	sc_reason(s, W_EXTRA, 1, BASE + MiB(2), MM_REASON_NOT_SHARED_SHMEM);
 }
@@ -90,7 +90,8 @@ static void scope_thp_reasons(void **state)
 	struct sc *s = *state;
 
 	scope(state);
-	sc_reason(s, W_EXTRA, 1, BASE + MiB(4), MM_REASON_POLICY_SHARES_NOTHING);
+	sc_reason(s, W_EXTRA, 1, BASE + MiB(4), MM_REASON_HUGE_PAGES);
+	sc_reason(s, W_EXTRA, 1, BASE, MM_REASON_POLICY_SHARES_NOTHING);
 }
 
 /*
