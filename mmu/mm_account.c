@@ -148,6 +148,35 @@ void mm_mshare_pss(struct mm_world *w)
 	w->mshare_gen = gen;
 }
 
+/* PTE tables (deposits too) below t whose span meets a private VMA. */
+static uint64_t private_ptes(const struct mm_space *mm, const struct pt_table *t,
+			     uint64_t tbase)
+{
+	uint64_t n = 0, esz = MM_ENTRY(t->level);
+	for (unsigned i = 0, seen = 0; seen < t->nr_tables + t->nr_leaves; i++) {
+		uint64_t e = t->e[i], eb = tbase + i * esz;
+		if (!e)
+			continue;
+		seen++;
+		if (pt_entry_is_leaf(e) && e != PT_LEAF_DEPOSIT)
+			continue;
+		if (t->level > PT_PMD) {
+			if (pt_entry_is_table(e))
+				n += private_ptes(mm, pt_entry_table(e), eb);
+			continue;
+		}
+		const struct mm_vma *v;
+		uint64_t start = eb, end = eb + esz; /* the macro's names */
+		vma_for_each_in(v, mm, start, end) {
+			if (!(v->flags & MM_VMA_SHARED)) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 		   struct mm_world_totals *totals)
 {
@@ -164,6 +193,8 @@ int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 		struct mm_proc_stats s;
 		proc_stats(mm, &s);
 		s.pss_bytes = users_walk(mm->pgd, USERS_PSS) + mm->host_pss;
+		if (w->policy.mshare)
+			s.private_pte_tables = private_ptes(mm, mm->pgd, 0);
 		for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 			t.linked[l] += s.tables[l];
 		if (t.processes < cap)

@@ -77,9 +77,5 @@ void report_mshare_cover(const struct report *r, size_t k,
 		out->process_tables += r->totals[k].linked[l];
 	}
 	for (size_t i = 0; i < r->nrows; i++)
-		for (size_t g = 0; g < r->rows[i].nregions; g++) {
-			const struct report_region *rg = &r->rows[i].regions[g];
-			if (rg->pol[k].reason == MM_REASON_PRIVATE)
-				out->private_pte_tables += rg->pol[k].tables;
-		}
+		out->private_pte_tables += r->rows[i].s[k].private_pte_tables;
 }

@@ -131,6 +131,9 @@ struct mm_proc_stats {
 	uint64_t fork_tables_linked;
 	uint64_t vmas;
 	uint64_t mapped_bytes;
+	/* Under mshare, of tables[PT_PTE], those whose span meets a private
+	 * mapping, which mshare cannot hold; only from mm_world_stats(). */
+	uint64_t private_pte_tables;
 };
 
 struct mm_world_totals {
