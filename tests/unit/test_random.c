@@ -27,7 +27,7 @@
 #define BASE ((1ULL << 40) - 2 * GiB)
 #define WINDOW (4 * GiB)
 #define PROCS 6
-#define OPS 3000
+#define OPS 2000
 
 static uint64_t rnd(uint64_t *x)
 {
@@ -171,7 +171,7 @@ static void random_ops(void **state)
 {
 	(void)state;
 	for (const struct mm_policy *const *p = mm_policies; *p; p++)
-		for (uint64_t seed = 1; seed <= 6; seed++)
+		for (uint64_t seed = 1; seed <= 4; seed++)
 			one(*p, 0x9e3779b97f4a7c15ULL * seed);
 }
 
