@@ -40,6 +40,7 @@ static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
 		.fork_tables_copied = mm->c.fork_tables_copied,
 		.fork_pages_copied = mm->c.fork_pages_copied,
 		.fork_tables_linked = mm->c.fork_tables_linked,
+		.cow_copies = mm->c.cow_copies,
 		.vmas = mm->vmas.n,
 	};
 	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v))

@@ -21,13 +21,20 @@ static unsigned popcount_map(const struct pt_table *t, const uint64_t *mask)
  */
 static int populate_at(struct mm_world *w, struct mm_space *tm,
 		       struct mm_vma *v, struct mm_vma *sv, uint64_t addr,
-		       unsigned leaf)
+		       unsigned leaf, bool write)
 {
 	struct pt_table *t;
 	int r = mm_pt_walk_alloc(w, tm, sv, addr, leaf, &t, NULL);
 	if (r)
 		return r < 0 ? r : 0;
 	unsigned i = pt_index(addr, leaf);
+	/* cow-pte: a write, or a page to add, breaks a shared table. */
+	if (leaf == PT_PTE && t->share > 1 && w->policy.cow_pte &&
+	    (write || !pt_test(t, i))) {
+		if (mm_cow_break_at(w, tm, addr))
+			return -ENOMEM;
+		t = mm_pt_lookup(tm->pgd, addr, PT_PTE, NULL);
+	}
 	if (leaf == PT_PTE) {
 		if (pt_test(t, i))
 			return 0;
@@ -43,16 +50,16 @@ static int populate_at(struct mm_world *w, struct mm_space *tm,
 /* Makes v's page at addr present in mm, or in the mshare host when v is in
  * a region (a page past the region's end is not modelled). */
 static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
-		    uint64_t addr)
+		    uint64_t addr, bool write)
 {
 	unsigned leaf = mm_leaf_level_at(v, addr);
 	if (!v->mshare)
-		return populate_at(w, mm, v, v, addr, leaf);
+		return populate_at(w, mm, v, v, addr, leaf, write);
 	struct mm_space *host = mm_mshare_host(w);
 	if (!host)
 		return -ENOMEM;
 	return mm_mshare_addr(v, addr, &addr)
-		       ? populate_at(w, host, v, NULL, addr, leaf) : 0;
+		       ? populate_at(w, host, v, NULL, addr, leaf, write) : 0;
 }
 
 /* The VMA a fault at addr is in, when it allows the access (else NULL,
@@ -91,7 +98,7 @@ int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 	struct mm_vma *v = fault_vma(w, mm, addr, write, &r);
 	if (!v)
 		return r;
-	r = populate(w, mm, v, addr);
+	r = populate(w, mm, v, addr, write);
 	if (r > 0)
 		mm->c.faults++;
 	return r;
@@ -107,7 +114,8 @@ int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
  */
 static int populate_span(struct mm_world *w, struct mm_space *tm,
 			 struct mm_vma *v, struct mm_vma *sv, uint64_t start,
-			 uint64_t end, uint64_t leaf_pages, uint64_t *faults)
+			 uint64_t end, uint64_t leaf_pages, bool write,
+			 uint64_t *faults)
 {
 	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
 	for (uint64_t a = start, next; a < end; a = next) {
@@ -115,7 +123,8 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 		bool as_huge = !v->mshare && mm_span_huge(v, a);
 		if (v->huge_shift || as_huge) {
 			int r = populate_at(w, tm, v, sv, a,
-					    as_huge ? PT_PMD : mm_vma_leaf_level(v));
+					    as_huge ? PT_PMD : mm_vma_leaf_level(v),
+					    write);
 			if (r < 0)
 				return r;
 			*faults += (uint64_t)r * (as_huge ? 1 : leaf_pages);
@@ -129,6 +138,14 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 			continue;
 		uint64_t sb = align_down(a, unit);
 		unsigned lo = (a - sb) >> MM_PAGE_SHIFT, hi = (next - sb) >> MM_PAGE_SHIFT;
+		bool adds = false;
+		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+			adds |= (pt_mask_word(lo, hi, k) & ~t->e[k]) != 0;
+		if (t->share > 1 && w->policy.cow_pte && (write || adds)) {
+			if (mm_cow_break_at(w, tm, a))
+				return -ENOMEM;
+			t = mm_pt_lookup(tm->pgd, a, PT_PTE, NULL);
+		}
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
 			uint64_t bits = pt_mask_word(lo, hi, k) & ~t->e[k];
 			*faults += __builtin_popcountll(bits);
@@ -141,10 +158,11 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 /* populate_span() of [start, end) of v, in mm or in v's mshare region. */
 static int populate_in(struct mm_world *w, struct mm_space *mm,
 		       struct mm_vma *v, uint64_t start, uint64_t end,
-		       uint64_t leaf_pages, uint64_t *faults)
+		       uint64_t leaf_pages, bool write, uint64_t *faults)
 {
 	if (!v->mshare)
-		return populate_span(w, mm, v, v, start, end, leaf_pages, faults);
+		return populate_span(w, mm, v, v, start, end, leaf_pages, write,
+				     faults);
 	uint64_t hs, he, last;
 	if (!mm_mshare_addr(v, start, &hs))
 		return 0;
@@ -152,7 +170,8 @@ static int populate_in(struct mm_world *w, struct mm_space *mm,
 		: v->obj->mshare_base + (uint64_t)v->obj->mshare_slots *
 						MM_SPAN(PT_PUD);
 	struct mm_space *host = mm_mshare_host(w);
-	return host ? populate_span(w, host, v, NULL, hs, he, leaf_pages, faults)
+	return host ? populate_span(w, host, v, NULL, hs, he, leaf_pages, write,
+				    faults)
 		    : -ENOMEM;
 }
 
@@ -172,7 +191,7 @@ int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
 		struct mm_vma *v = fault_vma(w, mm, a, write, &r);
 		if (v) {
 			r = populate_in(w, mm, v, a, min_u64(end, v->end), 1,
-					&faults);
+					write, &faults);
 			a = v->end;
 		}
 	}
@@ -269,10 +288,25 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 		int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
 		if (r)
 			return r < 0 ? r : 0;
+		if (w->policy.cow_pte && t->share > 1) {
+			if (mm_cow_break_at(w, mm, sb))
+				return -ENOMEM;
+			t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
+		}
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
 			*newly += __builtin_popcountll(obs[k] & ~t->e[k]);
 			t->e[k] |= obs[k];
 		}
+	}
+	/* cow-pte: a page gone from a shared table is this process's change:
+	 * the table breaks first. */
+	bool gone = false;
+	for (unsigned k = 0; t && k < PT_ENTRIES / 64; k++)
+		gone |= (t->e[k] & mask[k] & ~obs[k]) != 0;
+	if (gone && w->policy.cow_pte && t->share > 1) {
+		if (mm_cow_break_at(w, mm, sb))
+			return -ENOMEM;
+		t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
 	}
 	if (t && !shared)
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
@@ -299,7 +333,7 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 	if (v->huge_shift) {
 		unsigned leaf = mm_vma_leaf_level(v);
 		if (any) {
-			int r = populate(w, mm, v, cb);
+			int r = populate(w, mm, v, cb, false);
 			*newly += r > 0 ? (ce - cb) >> MM_PAGE_SHIFT : 0;
 			return r < 0 ? r : 0;
 		}
@@ -316,7 +350,7 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 		 * was one fault mapping all of it; a whole span seen empty
 		 * was zapped. */
 		if (any) {
-			int r = populate(w, mm, v, cb);
+			int r = populate(w, mm, v, cb, false);
 			*newly += r > 0;
 			return r < 0 ? r : 0;
 		}
@@ -389,7 +423,7 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 			uint64_t re = min_u64(runs[j].end, hi);
 			int r = rs < re ? populate_in(w, mm, v, rs, re,
 						      unit >> MM_PAGE_SHIFT,
-						      newly)
+						      false, newly)
 					: 0;
 			if (r)
 				return r;

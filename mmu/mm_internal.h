@@ -41,6 +41,7 @@ struct mm_vma {
 struct mm_counters {
 	uint64_t faults, faults_observed;
 	uint64_t fork_tables_copied, fork_pages_copied, fork_tables_linked;
+	uint64_t cow_copies;
 };
 
 struct mm_space {
@@ -181,6 +182,13 @@ void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
 		    bool deposit);
 void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx);
 int mm_pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx);
+/* cow-pte: the PTE table at pmd->e[idx], shared, replaced in mm by a copy
+ * of its own (the break of a copy-on-write table); the copy, or NULL
+ * (out of memory).  A table only mm uses is returned as it is. */
+struct pt_table *mm_pt_cow_break(struct mm_world *w, struct mm_space *mm,
+				 struct pt_table *pmd, unsigned idx);
+/* The same for the PTE table mapping addr in mm, if any: 0, or -ENOMEM. */
+int mm_cow_break_at(struct mm_world *w, struct mm_space *mm, uint64_t addr);
 
 /* mm_share.c: the policy's sharing rules */
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v);
@@ -190,8 +198,9 @@ bool mm_patch_shares_level(const struct mm_policy *p, const struct mm_vma *v,
 			   uint64_t addr, unsigned level);
 struct pt_table *mm_find_sharer(struct mm_world *w, struct mm_vma *v,
 				uint64_t addr, unsigned level);
-void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		uint64_t end);
+/* 0, or -ENOMEM (cow-pte copies tables). */
+int mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	       uint64_t end);
 
 /* mm_huge.c: shared shmem as if mapped by 2 MiB pages (huge_shmem) */
 bool mm_vma_as_huge(const struct mm_vma *v);

@@ -205,11 +205,24 @@ static void patch_unshare_walk(struct patch_unshare *s, struct pt_table *t,
 	}
 }
 
-void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		uint64_t end)
+/* cow-pte: every shared PTE table meeting [start, end) copied for mm. */
+static int cow_break_range(struct mm_world *w, struct mm_space *mm,
+			   uint64_t start, uint64_t end)
 {
+	for (uint64_t sb = align_down(start, MM_SPAN(PT_PTE)); sb < end;
+	     sb += MM_SPAN(PT_PTE))
+		if (mm_cow_break_at(w, mm, sb))
+			return -ENOMEM;
+	return 0;
+}
+
+int mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	       uint64_t end)
+{
+	if (w->policy.cow_pte)
+		return cow_break_range(w, mm, start, end);
 	if (w->policy.scope == MM_SCOPE_NONE)
-		return;
+		return 0;
 	struct patch_unshare sim = { start, end, 0, 0 };
 	if (w->policy.patch_findings)
 		patch_unshare_walk(&sim, mm->pgd, start, end);
@@ -217,4 +230,5 @@ void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	w->findings[MM_FINDING_UNSHARE_PAST_END] += sim.out;
 	if (w->policy.patch_findings)
 		w->findings[MM_FINDING_UNSHARE_MISSED] += n - sim.in;
+	return 0;
 }

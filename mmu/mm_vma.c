@@ -115,6 +115,9 @@ int mm_vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 	struct mm_vma *v = mm_vma_first_after(mm, addr);
 	if (!v || v->start >= addr)
 		return 0;
+	/* cow-pte: __split_vma() breaks a shared table it cuts. */
+	if (addr % MM_SPAN(PT_PTE) && mm_cow_break_at(w, mm, addr))
+		return -ENOMEM;
 	struct mm_vma *tail = mm_vma_new(w, mm, v);
 	if (!tail)
 		return -ENOMEM;

@@ -38,7 +38,7 @@ int mm_worlds_init(struct mm_worlds *ws, const char *list, char *err,
 		return -1;
 	if (!list) {
 		for (const struct mm_policy *const *p = mm_policies; *p; p++)
-			if (add(ws, *p, err, errlen))
+			if (!(*p)->opt_in && add(ws, *p, err, errlen))
 				goto fail;
 		return 0;
 	}

@@ -78,10 +78,22 @@ const struct mm_policy mm_policy_mshare = {
 		      "(not merged)",
 };
 
+/* Chih-En Lin's COW-PTE (v5, 2023): fork shares PTE tables, a write
+ * copies.  Opt-in: what a program writes after fork is not yet seen. */
+const struct mm_policy mm_policy_cow_pte = {
+	.name = "cow-pte",
+	.levels = LEVEL(PT_PTE),
+	.scope = MM_SCOPE_NONE,
+	.cow_pte = true,
+	.opt_in = true,
+	.assumption = "needs the COW-PTE series (not merged) and "
+		      "prctl(PR_SET_COW_PTE) before fork",
+};
+
 const struct mm_policy *const mm_policies[] = {
 	&mm_policy_linux, &mm_policy_mccracken, &mm_policy_aslr_tolerant,
 	&mm_policy_hugetlb_pmd, &mm_policy_hugetlb_2m, &mm_policy_thp_shmem,
-	&mm_policy_mshare, NULL,
+	&mm_policy_mshare, &mm_policy_cow_pte, NULL,
 };
 
 static const char *const level_names[PT_NR_LEVELS] = { "pte", "pmd", "pud" };
@@ -151,7 +163,7 @@ int mm_policy_parse(const char *spec, struct mm_policy *out, char *err,
 		snprintf(err, errlen,
 			 "unknown policy '%.*s' (linux, mccracken-2005, "
 			 "aslr-tolerant, hugetlb-pmd, hugetlb-2m, thp-shmem, "
-			 "mshare)", (int)n, spec);
+			 "mshare, cow-pte)", (int)n, spec);
 		return -1;
 	}
 	*out = **p;

@@ -129,6 +129,9 @@ struct mm_proc_stats {
 	uint64_t fork_tables_copied;
 	uint64_t fork_pages_copied;
 	uint64_t fork_tables_linked;
+	/* cow-pte: shared PTE tables it copied when it first changed them
+	 * (the copies fork deferred). */
+	uint64_t cow_copies;
 	uint64_t vmas;
 	uint64_t mapped_bytes;
 	/* Under mshare, of tables[PT_PTE], those whose span meets a private

@@ -59,6 +59,12 @@ struct mm_policy {
 	unsigned mshare_nobj;
 	uint64_t mshare_ino[MM_MSHARE_MAX_OBJECTS];
 	uint64_t mshare_min;
+	/* cow-pte: fork shares the PTE tables it would copy, and a process
+	 * copies a shared one when it first changes it (docs/model.md). */
+	bool cow_pte;
+	/* Left out of the default set (mm_worlds_init with no list): asked
+	 * for by name only. */
+	bool opt_in;
 	/* What a user must do or accept to get it, in a few words. */
 	const char *assumption;
 };
@@ -70,8 +76,10 @@ extern const struct mm_policy mm_policy_hugetlb_pmd;
 extern const struct mm_policy mm_policy_hugetlb_2m;
 extern const struct mm_policy mm_policy_thp_shmem;
 extern const struct mm_policy mm_policy_mshare;
+extern const struct mm_policy mm_policy_cow_pte;
 
-/* The built-in policies, in report order; NULL-terminated. */
+/* The built-in policies, in report order; NULL-terminated.  Those marked
+ * opt_in are not in the default set. */
 extern const struct mm_policy *const mm_policies[];
 
 /*

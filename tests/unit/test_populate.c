@@ -217,6 +217,7 @@ static void range_as_pages(void **state)
 		&mm_policy_linux, &mm_policy_mccracken,
 		&mm_policy_aslr_tolerant, &mm_policy_hugetlb_pmd,
 		&mm_policy_hugetlb_2m, &mm_policy_thp_shmem, &mm_policy_mshare,
+		&mm_policy_cow_pte,
 	};
 	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
 		for (uint64_t seed = 1; seed <= 4; seed++) /* odd: zero page */
