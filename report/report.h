@@ -239,6 +239,8 @@ struct report_help {
 	int64_t faults_avoided;
 	/* tables and pages the forks of the processes modelled did not copy */
 	int64_t fork_tables_avoided, fork_pages_avoided;
+	/* cow-pte: tables copied later, when a process wrote a shared one */
+	uint64_t deferred_copies;
 	const char *assumption;    /* what it needs, in a few words */
 };
 /* Every policy but linux, by bytes saved then faults avoided, the most

@@ -45,10 +45,11 @@ size_t report_help(const struct report *r, struct report_help *out)
 	for (size_t k = 1; k < r->npol; k++) {
 		struct report_help *h = &out[n++];
 		uint64_t bytes = report_sum3(r->totals[k].distinct) * MM_PAGE_SIZE;
-		uint64_t ft = 0, fp = 0;
+		uint64_t ft = 0, fp = 0, later = 0;
 		for (size_t i = 0; i < r->nrows; i++) {
 			ft += r->rows[i].s[k].fork_tables_copied;
 			fp += r->rows[i].s[k].fork_pages_copied;
+			later += r->rows[i].s[k].cow_copies;
 		}
 		*h = (struct report_help){
 			.k = k,
@@ -60,6 +61,7 @@ size_t report_help(const struct report *r, struct report_help *out)
 					  (int64_t)touches(r, k),
 			.fork_tables_avoided = (int64_t)ft0 - (int64_t)ft,
 			.fork_pages_avoided = (int64_t)fp0 - (int64_t)fp,
+			.deferred_copies = later,
 			.assumption = r->pol[k].p.assumption
 					      ? r->pol[k].p.assumption : "",
 		};

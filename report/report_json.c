@@ -50,6 +50,7 @@ static void help(struct json *j, const struct report *r)
 		json_member_i64(j, "faults_avoided", h[i].faults_avoided);
 		json_member_i64(j, "fork_tables_avoided", h[i].fork_tables_avoided);
 		json_member_i64(j, "fork_pages_avoided", h[i].fork_pages_avoided);
+		json_member_u64(j, "deferred_copies", h[i].deferred_copies);
 		json_member_string(j, "assumption", h[i].assumption);
 		json_end_object(j);
 	}
@@ -215,6 +216,7 @@ static void process_policy(struct json *j, size_t k, const void *arg)
 	json_member_u64(j, "fork_tables_copied", s->fork_tables_copied);
 	json_member_u64(j, "fork_pages_copied", s->fork_pages_copied);
 	json_member_u64(j, "fork_tables_linked", s->fork_tables_linked);
+	json_member_u64(j, "cow_copies", s->cow_copies);
 }
 
 static void process(struct json *j, const struct report *r,

@@ -88,6 +88,12 @@ static void help(FILE *f, const struct report *r)
 			      a, sizeof(a)),
 			h[i].saved_pct, h[i].faults_avoided,
 			h[i].fork_tables_avoided);
+		if (r->pol[h[i].k].p.cow_pte)
+			fprintf(f, "    %" PRIu64 " fork page entries not copied, %"
+				PRIu64 " tables copied later, when written\n",
+				(uint64_t)(h[i].fork_pages_avoided > 0
+						   ? h[i].fork_pages_avoided : 0),
+				h[i].deferred_copies);
 		fprintf(f, "    %s\n", h[i].assumption);
 	}
 	fputc('\n', f);

@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
 	fputs("\n'ptshare <command> --help' describes a command.\n"
 	      "Policies: linux (today), mccracken-2005, aslr-tolerant, "
-	      "hugetlb-pmd, hugetlb-2m, thp-shmem, mshare; docs/model.md.\n", f);
+	      "hugetlb-pmd, hugetlb-2m, thp-shmem, mshare (and cow-pte, by\n"
+	      "name only); docs/model.md.\n", f);
 }
 
 int main(int argc, char **argv)
