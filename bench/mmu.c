@@ -252,6 +252,7 @@ static void new_policies(void)
 {
 	static const struct mm_policy *const pols[] = {
 		&mm_policy_hugetlb_2m, &mm_policy_thp_shmem, &mm_policy_mshare,
+		&mm_policy_cow_pte,
 	};
 	for (size_t k = 0; k < sizeof(pols) / sizeof(pols[0]); k++) {
 		struct figure rate, sh, pr;
@@ -264,14 +265,16 @@ static void new_policies(void)
 		printf("%s: touches (in order) %.1fM/s +-%.1f%%, goal >= 10M/s: "
 		       "%s; fork, 64 GiB populated shared %.3f ms +-%.1f%% (%llu "
 		       "tables copied), goal <= 1 ms: %s; private, written "
-		       "%.3f ms +-%.1f%% (%llu copied)\n", pols[k]->name,
+		       "%.3f ms +-%.1f%% (%llu copied, %llu linked)\n",
+		       pols[k]->name,
 		       rate.median / 1e6, 100 * rate.noise,
 		       bench_verdict(rate.median, 10e6, true, rate.noise),
 		       sh.median * 1e3, 100 * sh.noise,
 		       (unsigned long long)cs.fork_tables_copied,
 		       bench_verdict(sh.median, 1e-3, false, sh.noise),
 		       pr.median * 1e3, 100 * pr.noise,
-		       (unsigned long long)cp.fork_tables_copied);
+		       (unsigned long long)cp.fork_tables_copied,
+		       (unsigned long long)cp.fork_tables_linked);
 	}
 }
 
