@@ -48,7 +48,10 @@ struct run_state {
 	char ended_why[REPORT_CUT_WHY_MAX];
 };
 
-/* ptshared and libptshare.so, from the directory this program is in. */
+/* ptshared and libptshare.so, in ptshare's private folder: where the build
+ * and the install put it, relative to the directory this program is in
+ * (PTSHARE_PKGLIBDIR_FROM_BINDIR, "../lib/ptshare"), so that a moved or
+ * installed tree finds its own. */
 static int find_companions(const char *who, char *daemon_path, char *shim_path,
 			   size_t cap)
 {
@@ -60,16 +63,18 @@ static int find_companions(const char *who, char *daemon_path, char *shim_path,
 	}
 	self[n] = '\0';
 	*strrchr(self, '/') = '\0';
-	if ((size_t)snprintf(daemon_path, cap, "%s/ptshared", self) >= cap ||
-	    (size_t)snprintf(shim_path, cap, "%s/libptshare.so", self) >= cap) {
+	const char *dir = PTSHARE_PKGLIBDIR_FROM_BINDIR;
+	if ((size_t)snprintf(daemon_path, cap, "%s/%s/ptshared", self, dir) >= cap ||
+	    (size_t)snprintf(shim_path, cap, "%s/%s/libptshare.so", self,
+			     dir) >= cap) {
 		fprintf(stderr, "%s: %s: path too long\n", who, self);
 		return -1;
 	}
 	const char *missing = access(daemon_path, X_OK) ? daemon_path
 			      : access(shim_path, R_OK) ? shim_path : NULL;
 	if (missing) {
-		fprintf(stderr, "%s: %s: %s (ptshared and libptshare.so "
-			"belong beside ptshare)\n", who, missing, strerror(errno));
+		fprintf(stderr, "%s: %s: %s (ptshared and libptshare.so belong "
+			"in %s/%s)\n", who, missing, strerror(errno), self, dir);
 		return -1;
 	}
 	return 0;
