@@ -145,11 +145,9 @@ int cmd_aslr(int argc, char **argv)
 		return r;
 	/* Options of ptshare run for one run's report, not for two. */
 	if (o.v.record || o.v.html) {
-		fprintf(stderr, "ptshare aslr: %s is for ptshare run: it holds "
-			"one run (--json holds both)\n",
-			o.v.record ? "--record" : "--html");
-		usage(stderr);
-		return 2;
+		return cli_usage(o.name, "%s is for ptshare run: it holds one run "
+				 "(--json holds both)",
+				 o.v.record ? "--record" : "--html");
 	}
 	if ((r = run_setup(&setup, &o)) >= 0)
 		return r;

@@ -45,16 +45,13 @@ int cmd_replay(int argc, char **argv)
 	if (p.status >= 0)
 		return p.status;
 	if (optind + 1 != argc) {
-		fprintf(stderr, "ptshare replay: %s\n",
-			optind == argc ? "which trace?" : "one trace at a time");
-		usage(stderr);
-		return 2;
+		return cli_usage(p.name, "%s", optind == argc ? "which trace?"
+				 : "one trace at a time");
 	}
 	struct mm_worlds ws;
 	char err[256];
 	if (mm_worlds_init(&ws, p.v.policies, err, sizeof(err))) {
-		fprintf(stderr, "ptshare replay: %s\n", err);
-		return 2;
+		return cli_usage(p.name, "%s", err);
 	}
 	FILE *f = fopen(argv[optind], "rb");
 	struct ingest *g = f ? ingest_new(&ws, false, NULL) : NULL;

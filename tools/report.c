@@ -249,11 +249,8 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error(&p, "bad number", p.v.top);
 	dest[OUT_JSON] = p.v.json;
 	dest[OUT_HTML] = p.v.html;
-	if (optind < argc) {
-		say("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return cli_usage_error(&p, "unexpected argument", argv[optind]);
 	/* The text goes to stdout unless -o, or another output went there. */
 	bool stdout_taken = false;
 	for (size_t i = OUT_JSON; i < NOUT; i++)
@@ -263,11 +260,8 @@ int cmd_report(int argc, char **argv)
 	size_t on_stdout = 0;
 	for (size_t i = 0; i < NOUT; i++)
 		on_stdout += dest[i] && !strcmp(dest[i], "-");
-	if (!socket || on_stdout > 1) {
-		say("%s", !socket ? "--socket PATH is required"
-				  : "only one output can go to stdout");
-		usage(stderr);
-		return 2;
-	}
+	if (!socket || on_stdout > 1)
+		return cli_usage(p.name, "%s", !socket ? "--socket PATH is required"
+				 : "only one output can go to stdout");
 	return report(socket, dest, (uint32_t)p.v.top_n, flags);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/cli_options.h"
 #include "run.h"
 #include "ptshare/mm.h"
 
@@ -39,18 +40,14 @@ int run_options_parse(struct run_options *o, const char *name,
 	if (p.status >= 0)
 		return p.status;
 	o->v = p.v;
-	if (optind >= argc) {
-		fprintf(stderr, "%s: no command to run\n", name);
-		usage(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return cli_usage(name, "no command to run");
 	o->cmd = argv + optind;
 	struct mm_worlds ws;
 	char err[256];
 	if (o->v.policies &&
 	    mm_worlds_init(&ws, o->v.policies, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", name, err);
-		return 2;
+		return cli_usage(name, "%s", err);
 	}
 	if (o->v.policies)
 		mm_worlds_free(&ws);

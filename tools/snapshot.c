@@ -215,17 +215,14 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	if (p.status >= 0)
 		return p.status;
-	if (optind < argc || (tree && !pid)) {
-		fprintf(stderr, "ptshare snapshot: %s\n", optind < argc
-			? "unexpected argument" : "--tree needs --pid");
-		usage(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return cli_usage_error(&p, "unexpected argument", argv[optind]);
+	if (tree && !pid)
+		return cli_usage(p.name, "--tree needs --pid");
 	struct snapshot s = { 0 };
 	char err[256];
 	if (mm_worlds_init(&s.ws, p.v.policies, err, sizeof(err))) {
-		fprintf(stderr, "ptshare snapshot: %s\n", err);
-		return 2;
+		return cli_usage(p.name, "%s", err);
 	}
 	struct procfs_pids pids = { 0 };
 	int r = pid ? select_pids((int)pid, tree, &pids) : procfs_list_pids(&pids);

@@ -371,7 +371,8 @@ static void test_usage(void **state)
 {
 	expect((const char *[]){ "aslr", NULL }, 2, "no command to run");
 	expect((const char *[]){ "aslr", "--bogus", "--", "/bin/true", NULL }, 2,
-	       "usage: ptshare aslr");
+	       "ptshare aslr: unknown option '--bogus'\n"
+	       "Try 'ptshare aslr --help' for more information.\n");
 	expect((const char *[]){ "aslr", "--record", "t", "--", "/bin/true", NULL },
 	       2, "--record is for ptshare run");
 	expect((const char *[]){ "aslr", "--html", "h", "--", "/bin/true", NULL },

@@ -101,6 +101,12 @@ static void expect_usage_error(const char *const *args)
 	assert_int_equal(r->code, 2);
 	assert_true(r->errlen > 0);
 	assert_int_equal(r->outlen, 0);
+	/* One line of what was wrong, then where the help is. */
+	const char *try = "Try 'ptshare snapshot --help' for more information.\n";
+	char *nl = strchr(r->err, '\n');
+	assert_int_equal(strncmp(r->err, "ptshare snapshot: ", 18), 0);
+	assert_non_null(nl);
+	assert_string_equal(nl + 1, try);
 }
 
 static void test_usage(void **state)
