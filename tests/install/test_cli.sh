@@ -1,0 +1,111 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The command line as perf users expect it: ptshare help CMD is CMD's
+# --help; -V, --version and version say the version, as ptshared
+# --version does; a usage error is exactly two lines on stderr (what was
+# wrong, prefixed with the command as the user typed it, then where the
+# help is), nothing on stdout, exit status 2.
+#   test_cli.sh BUILD_DIR
+. "$(dirname "$0")/lib.sh"
+build=$1
+ptshare=$build/bin/ptshare
+ptshared=$build/lib/ptshare/ptshared
+
+# Runs the words given; its stdout, stderr and status in $tmp/{out,err},
+# $status.
+run() {
+	status=0
+	"$@" >"$tmp/out" 2>"$tmp/err" || status=$?
+}
+
+# "$@" is a usage error whose first line is $want, for the command $name.
+usage_error() {
+	run "$@"
+	[ "$status" -eq 2 ] || fail "$*: status $status, not 2"
+	[ ! -s "$tmp/out" ] || fail "$*: wrote on stdout: $(cat "$tmp/out")"
+	printf '%s\nTry '\''%s --help'\'' for more information.\n' "$want" \
+		"$name" >"$tmp/want"
+	cmp -s "$tmp/err" "$tmp/want" ||
+		fail "$*: stderr is not [$(cat "$tmp/want")] but [$(cat "$tmp/err")]"
+}
+
+version=$(sed -n 's/^project(ptshare VERSION \([0-9.]*\) .*/\1/p' \
+	"$(dirname "$0")/../../CMakeLists.txt")
+[ -n "$version" ] || fail "no version in CMakeLists.txt"
+for v in -V --version version; do
+	run "$ptshare" $v
+	[ "$status" -eq 0 ] && [ "$(cat "$tmp/out")" = "ptshare $version" ] ||
+		fail "ptshare $v: $status: $(cat "$tmp/out" "$tmp/err")"
+done
+for v in -V --version; do
+	run "$ptshared" $v
+	[ "$status" -eq 0 ] && [ "$(cat "$tmp/out")" = "ptshared $version" ] ||
+		fail "ptshared $v: $status: $(cat "$tmp/out" "$tmp/err")"
+done
+
+for cmd in snapshot run replay report aslr; do
+	run "$ptshare" help "$cmd"
+	[ "$status" -eq 0 ] || fail "ptshare help $cmd: status $status"
+	"$ptshare" "$cmd" --help >"$tmp/help"
+	cmp -s "$tmp/out" "$tmp/help" || fail "ptshare help $cmd is not its --help"
+	head -n 1 "$tmp/out" | grep -q "^usage: ptshare $cmd " ||
+		fail "ptshare help $cmd: $(head -n 1 "$tmp/out")"
+done
+for h in help --help -h; do
+	run "$ptshare" $h
+	[ "$status" -eq 0 ] && grep -q '^commands:' "$tmp/out" ||
+		fail "ptshare $h: $status"
+done
+
+name=ptshare
+want="ptshare: no command given (the commands: snapshot, run, replay, report, aslr)"
+usage_error "$ptshare"
+want="ptshare: unknown command 'runn' (the commands: snapshot, run, replay, report, aslr)"
+usage_error "$ptshare" runn
+want="ptshare: unknown option '--verbose' (the commands: snapshot, run, replay, report, aslr)"
+usage_error "$ptshare" --verbose
+want="ptshare: no help for 'nothing' (the commands: snapshot, run, replay, report, aslr)"
+usage_error "$ptshare" help nothing
+
+name="ptshare run"
+want="ptshare run: no command to run"
+usage_error "$ptshare" run
+want="ptshare run: unknown option '--bogus'"
+usage_error "$ptshare" run --bogus -- /bin/true
+want="ptshare run: unknown option '-x'"
+usage_error "$ptshare" run -x /bin/true
+want="ptshare run: option needs an argument: '--top'"
+usage_error "$ptshare" run --top
+want="ptshare run: option needs an argument: '-o'"
+usage_error "$ptshare" run -o
+want="ptshare run: bad number 'soon'"
+usage_error "$ptshare" run --interval soon -- /bin/true
+want="ptshare run: --faults is off, table or all, not 'some'"
+usage_error "$ptshare" run --faults some -- /bin/true
+name="ptshare snapshot"
+want="ptshare snapshot: option takes no argument: '--tree'"
+usage_error "$ptshare" snapshot --tree=yes
+want="ptshare snapshot: --tree needs --pid"
+usage_error "$ptshare" snapshot --tree
+want="ptshare snapshot: unexpected argument 'now'"
+usage_error "$ptshare" snapshot now
+name="ptshare replay"
+want="ptshare replay: which trace?"
+usage_error "$ptshare" replay
+want="ptshare replay: one trace at a time"
+usage_error "$ptshare" replay a b
+name="ptshare report"
+want="ptshare report: --socket PATH is required"
+usage_error "$ptshare" report
+name="ptshare aslr"
+want="ptshare aslr: --record is for ptshare run: it holds one run (--json holds both)"
+usage_error "$ptshare" aslr --record t -- /bin/true
+name="ptshare help"
+want="ptshare help: one command at a time"
+usage_error "$ptshare" help run aslr
+name=ptshared
+want="ptshared: ambiguous option '--max'"
+usage_error "$ptshared" --max 3
+want="ptshared: --socket PATH is required"
+usage_error "$ptshared"
+echo "test_cli: ok"
