@@ -279,6 +279,18 @@ static void test_permission(void **state)
 	}
 	printf("whole machine as nobody: %zu modelled, %zu denied\n",
 	       jr_len(procs), denied);
+	/* The text says them in one line, not one each. */
+	snapshot(r, NOBODY, (const char *const[]){ "--top", "1", NULL });
+	assert_int_equal(r->code, 0);
+	/* (Root's processes come and go between the two readings, but
+	 * never down to 3.) */
+	assert_true(denied > 3);
+	size_t said = 0;
+	for (const char *p = r->out; (p = strstr(p, "permission denied")); p++)
+		said++;
+	if (said != 1 || !strstr(r->out, " processes: permission denied"))
+		run_dump(r, "whole machine as nobody, in text", true);
+	assert_int_equal(said, 1);
 	assert_int_equal(group_stop(&g), 0);
 }
 
