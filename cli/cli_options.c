@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_options.h"
@@ -75,6 +76,32 @@ int cli_usage_error(const struct cli_parser *p, const char *what,
 		    const char *arg)
 {
 	return cli_usage(p->name, "%s '%s'", what, arg);
+}
+
+const char *cli_output_template(const struct cli_parser *p, const char *file)
+{
+	static char path[4096];
+	size_t n = 0;
+	for (const char *c = file; *c && n < sizeof(path); c++) {
+		if (*c != '%') {
+			path[n++] = *c;
+		} else if (c[1] == '%') {
+			path[n++] = *++c;
+		} else if (c[1] == 'p') {
+			c++;
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%ld",
+					      (long)getpid());
+		} else {
+			cli_usage_error(p, "-o takes %p (the pid) and %%, not", file);
+			return NULL;
+		}
+	}
+	if (n >= sizeof(path)) {
+		cli_usage_error(p, "-o: path too long", file);
+		return NULL;
+	}
+	path[n] = '\0';
+	return path;
 }
 
 /* What getopt_long found wrong with the option it just passed (c '?' or

@@ -58,6 +58,11 @@ void cli_parser_init(struct cli_parser *p, const char *name,
  * the end of the options or when p->status says to end: 0 after --help,
  * 2 after a usage error (its message printed). */
 int cli_next(struct cli_parser *p, int argc, char **argv);
+/* -o FILE as every command takes it: "%p" in FILE is this process's pid,
+ * "%%" a '%', as in valgrind's --log-file.  The path (in a buffer of the
+ * module's, for the one -o of the command line), or NULL after a usage
+ * error said (another '%', a path too long). */
+const char *cli_output_template(const struct cli_parser *p, const char *file);
 /* "name: what 'arg'" and the pointer to --help on stderr: returns 2. */
 int cli_usage_error(const struct cli_parser *p, const char *what,
 		    const char *arg);

@@ -14,11 +14,11 @@ int cmd_replay(int argc, char **argv);
 int cmd_aslr(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* The text report on stdout, headed by command (report_text), unless json
- * or html is "-"; JSON to json and the HTML page to html (0600 files;
- * NULL: not wanted). */
-int write_reports(const struct report *r, const char *command, const char *json,
-		  const char *html, size_t top);
+/* The text report, headed by command (report_text), to text (-o FILE), or
+ * when NULL on stdout unless json or html is "-"; JSON to json and the
+ * HTML page to html (0600 files; NULL: not wanted).  0, or 1 said. */
+int write_reports(const struct report *r, const char *command, const char *text,
+		  const char *json, const char *html, size_t top);
 /* The same without the text: 0, or 1 with the reason printed. */
 int write_report_files(const struct report *r, const char *json,
 		       const char *html);

@@ -48,7 +48,8 @@ static void usage(FILE *f)
 	      "  --html FILE     also write the report as an HTML page ('-': stdout)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  --no-read       what the daemon knows already: no /proc read first\n"
-	      "  -o FILE         write the text report to FILE (0600), not stdout\n"
+	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
+	      "                  pid), not stdout\n"
 	      "\n"
 	      "Files are created 0600.  Exit status: 0 report written, 1 no daemon\n"
 	      "there, or it refused or failed (the reason printed), 2 usage error.\n",
@@ -236,7 +237,8 @@ int cmd_report(int argc, char **argv)
 			socket = optarg;
 			break;
 		case 'o':
-			dest[OUT_TEXT] = optarg;
+			if (!(dest[OUT_TEXT] = cli_output_template(&p, optarg)))
+				return CLI_USAGE_STATUS;
 			break;
 		case 'N':
 			flags |= PTS_REPORT_NO_READ;

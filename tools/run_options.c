@@ -29,7 +29,8 @@ int run_options_parse(struct run_options *o, const char *name,
 				   .daemon_timeout_s = DAEMON_TIMEOUT_DEFAULT };
 	while ((c = cli_next(&p, argc, argv)) != -1) {
 		if (c == 'o') {
-			o->output = optarg;
+			if (!(o->output = cli_output_template(&p, optarg)))
+				return CLI_USAGE_STATUS;
 		} else if (cli_u64(optarg, &timeout) || timeout > DAEMON_TIMEOUT_MAX) {
 			return cli_usage_error(&p, "bad --daemon-timeout (seconds, "
 					       "at most an hour)", optarg);

@@ -108,4 +108,30 @@ want="ptshared: ambiguous option '--max'"
 usage_error "$ptshared" --max 3
 want="ptshared: --socket PATH is required"
 usage_error "$ptshared"
+# -o FILE on every command that reports, %p its pid and %% a '%'.
+"$ptshare" snapshot --pid $$ -o "$tmp/snapshot.%p.%%" ||
+	fail "snapshot -o: status $?"
+set -- "$tmp"/snapshot.*.%
+[ $# -eq 1 ] && [ -f "$1" ] || fail "snapshot -o %p: $(ls "$tmp")"
+pid=${1#"$tmp"/snapshot.}
+pid=${pid%.%}
+case $pid in '' | *[!0-9]*) fail "snapshot -o %p: $1" ;; esac
+[ "$pid" != $$ ] || fail "%p is not ptshare's own pid"
+head -n 1 "$1" | grep -q '^ptshare snapshot: 1 processes modelled' ||
+	fail "snapshot -o: $(cat "$1")"
+[ "$(stat -c %a "$1")" = 600 ] || fail "snapshot -o: mode $(stat -c %a "$1")"
+"$ptshare" run --record "$tmp/trace" -o "$tmp/run.%p" -- /bin/true ||
+	fail "run -o: status $?"
+set -- "$tmp"/run.*
+[ $# -eq 1 ] && grep -q '^ptshare run: ' "$1" || fail "run -o %p: $(ls "$tmp")"
+"$ptshare" replay "$tmp/trace" -o "$tmp/replay.%p" || fail "replay -o: $?"
+set -- "$tmp"/replay.*
+[ $# -eq 1 ] && grep -q '^ptshare replay: ' "$1" ||
+	fail "replay -o %p: $(ls "$tmp")"
+name="ptshare snapshot"
+want="ptshare snapshot: -o takes %p (the pid) and %%, not 'x%d'"
+usage_error "$ptshare" snapshot -o x%d
+name="ptshare replay"
+want="ptshare replay: -o takes %p (the pid) and %%, not '%'"
+usage_error "$ptshare" replay -o % "$tmp/trace"
 echo "test_cli: ok"
