@@ -37,7 +37,7 @@ static void usage(FILE *f)
 	      "  --policy LIST   comma-separated policies (default: all);\n"
 	      "                  name[:pte+pmd+pud] picks the levels that share\n"
 	      "  --json FILE     also write both reports and the comparison as one\n"
-	      "                  JSON document to FILE (0600; '-': stdout)\n"
+	      "                  JSON document to FILE (0600; not stdout, CMD's)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds, as for ptshare run:\n"

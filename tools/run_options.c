@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The command line of `ptshare run`, which `ptshare aslr` shares: one
  * parser, so that an option means the same in both. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cli_options.h"
@@ -10,6 +12,13 @@
 
 /* Longer bounds are surely a mistake in the unit. */
 #define DAEMON_TIMEOUT_MAX 3600
+
+/* Whether an output at path would be stdout, which CMD writes to. */
+static bool is_stdout(const char *path)
+{
+	return path && (!strcmp(path, "-") || !strcmp(path, "/dev/stdout") ||
+			!strcmp(path, "/dev/fd/1") || !strcmp(path, "/proc/self/fd/1"));
+}
 
 int run_options_parse(struct run_options *o, const char *name,
 		      void (*usage)(FILE *f), int argc, char **argv)
@@ -41,6 +50,14 @@ int run_options_parse(struct run_options *o, const char *name,
 	if (p.status >= 0)
 		return p.status;
 	o->v = p.v;
+	/* CMD's stdout is ours: a report there would be mixed with what CMD
+	 * writes, and no reader could take it apart. */
+	const char *mixed = is_stdout(o->v.json) ? o->v.json
+			    : is_stdout(o->v.html) ? o->v.html
+			    : is_stdout(o->output) ? o->output : NULL;
+	if (mixed)
+		return cli_usage(name, "'%s' is CMD's stdout too: its output and "
+				 "the report would mix; name a file", mixed);
 	if (optind >= argc)
 		return cli_usage(name, "no command to run");
 	o->cmd = argv + optind;

@@ -82,6 +82,11 @@ want="ptshare run: bad number 'soon'"
 usage_error "$ptshare" run --interval soon -- /bin/true
 want="ptshare run: --faults is off, table or all, not 'some'"
 usage_error "$ptshare" run --faults some -- /bin/true
+for out in "--json -" "--html /dev/stdout" "-o -"; do
+	want="ptshare run: '${out#* }' is CMD's stdout too: its output and the report would mix; name a file"
+	# shellcheck disable=SC2086 # the option and its argument
+	usage_error "$ptshare" run $out -- /bin/echo ran
+done
 name="ptshare snapshot"
 want="ptshare snapshot: option takes no argument: '--tree'"
 usage_error "$ptshare" snapshot --tree=yes
