@@ -23,7 +23,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: ptshare aslr [--policy LIST] [--json FILE] [--interval S]\n"
 	      "                    [--faults off|table|all] [--daemon-timeout S]\n"
-	      "                    [--top N] [-o FILE] [--] CMD [ARGS...]\n"
+	      "                    [--top N] [--report-socket PATH] [-o FILE]\n"
+	      "                    [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD twice as `ptshare run` does: first with addresses randomised\n"
 	      "as the system does, then without randomisation (personality\n"
@@ -46,6 +47,8 @@ static void usage(FILE *f)
 	      "                  or hung this long (default 1; 0: never): that run\n"
 	      "                  then has no report\n"
 	      "  --top N         changed mappings to list (default 20, 0: all)\n"
+	      "  --report-socket PATH  where `ptshare report` asks each run for its\n"
+	      "                  report while it runs, as for ptshare run\n"
 	      "  -o FILE         write the text to FILE (0600; %p: ptshare's pid)\n"
 	      "                  instead of stderr\n"
 	      "\n"

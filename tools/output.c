@@ -2,11 +2,25 @@
 /* Writing a report where the user asked: text on stdout, JSON and HTML to
  * files. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "commands.h"
+
+static struct sigaction sigpipe_was;
+
+void ptshare_sigpipe_ignore(void)
+{
+	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN },
+		  &sigpipe_was);
+}
+
+void ptshare_sigpipe_restore(void)
+{
+	sigaction(SIGPIPE, &sigpipe_was, NULL);
+}
 
 /* path: "-" for stdout, else as cli_output_open takes it.  0, or 1 with
  * the message. */

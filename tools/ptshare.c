@@ -83,6 +83,7 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	ptshare_sigpipe_ignore();
 	if (argc < 2)
 		return unknown("no command given", NULL);
 	const char *a = argv[1];

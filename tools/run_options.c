@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/un.h>
 
 #include "cli/cli.h"
 #include "cli/cli_options.h"
@@ -25,6 +26,7 @@ int run_options_parse(struct run_options *o, const char *name,
 {
 	static const struct option own[] = {
 		{ "daemon-timeout", required_argument, NULL, 'T' },
+		{ "report-socket", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	struct cli_parser p;
@@ -40,6 +42,11 @@ int run_options_parse(struct run_options *o, const char *name,
 		if (c == 'o') {
 			if (!(o->output = cli_output_template(&p, optarg)))
 				return CLI_USAGE_STATUS;
+		} else if (c == 'S') {
+			if (strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+				return cli_usage_error(&p, "--report-socket is too long "
+						       "for a socket's path", optarg);
+			o->report_socket = optarg;
 		} else if (cli_u64(optarg, &timeout) || timeout > DAEMON_TIMEOUT_MAX) {
 			return cli_usage_error(&p, "bad --daemon-timeout (seconds, "
 					       "at most an hour)", optarg);

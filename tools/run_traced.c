@@ -27,6 +27,7 @@
 
 #include "ingest/ingest.h"
 #include "cli/path_open.h"
+#include "commands.h"
 #include "ptshare/wire.h"
 #include "run.h"
 
@@ -207,6 +208,7 @@ static pid_t start_program(struct run_state *s, const struct run_setup *su,
 	if (pid)
 		return pid;
 	sigprocmask(SIG_SETMASK, &s->orig_mask, NULL);
+	ptshare_sigpipe_restore();
 	if (program_env(su->shim, socket) || set_layout(s->o->layout)) {
 		fprintf(stderr, "%s: %s\n", s->o->name, strerror(errno));
 		_exit(126);
@@ -414,10 +416,14 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 	}
 	if (!make_private_dir(o->name, dir, sizeof(dir), socket, report, trace,
 			      sizeof(socket))) {
+		/* The user's report socket is the daemon's to make and remove:
+		 * what is at its path when the daemon refuses it is not ours. */
+		if (o->report_socket)
+			snprintf(report, sizeof(report), "%s", o->report_socket);
 		r->status = traced(&s, su, socket, report, trace, want_report, r);
 		watch_free(&s.watch);
-		for (const char *const *p = (const char *const[]){ socket, report,
-								    trace, NULL };
+		for (const char *const *p = (const char *const[]){
+			     socket, trace, o->report_socket ? NULL : report, NULL };
 		     *p; p++)
 			if (unlink(*p) && errno != ENOENT)
 				fprintf(stderr, "%s: %s: %s\n", o->name, *p,

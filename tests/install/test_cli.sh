@@ -133,6 +133,61 @@ set -- "$tmp"/run.*
 set -- "$tmp"/replay.*
 [ $# -eq 1 ] && grep -q '^ptshare replay: ' "$1" ||
 	fail "replay -o %p: $(ls "$tmp")"
+# --report-socket: the live report where the user chose, with -o and a
+# stderr that is no terminal (where ptshare run says nothing of it).
+"$ptshare" run --report-socket "$tmp/live.sock" -o "$tmp/final.txt" -- \
+	/bin/sh -c 'while [ ! -e "$1" ]; do sleep 0.1; done' sh "$tmp/done" \
+	2>"$tmp/run.err" &
+running=$!
+i=0
+while [ ! -S "$tmp/live.sock" ] && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+status=0
+"$ptshare" report --socket "$tmp/live.sock" --top 1 >"$tmp/live.txt" ||
+	status=$?
+touch "$tmp/done"
+wait "$running" || fail "run --report-socket: status $?: $(cat "$tmp/run.err")"
+[ "$status" -eq 0 ] || fail "report --socket: status $status"
+grep -qE '^ptshare run: [0-9]+ processes modelled' "$tmp/live.txt" ||
+	fail "the live report: $(cat "$tmp/live.txt")"
+[ ! -e "$tmp/live.sock" ] || fail "the report socket is left behind"
+[ ! -s "$tmp/run.err" ] || fail "run said on stderr: $(cat "$tmp/run.err")"
+# Something at the path already: the daemon refuses it, and leaves it.
+echo mine >"$tmp/taken"
+status=0
+"$ptshare" run --report-socket "$tmp/taken" -- /bin/true 2>"$tmp/run.err" ||
+	status=$?
+[ "$status" -eq 1 ] || fail "run --report-socket at a file: status $status"
+[ "$(cat "$tmp/taken")" = mine ] || fail "the file at --report-socket changed"
+name="ptshare run"
+long=$(printf '%0120d' 0)
+want="ptshare run: --report-socket is too long for a socket's path '$long'"
+usage_error "$ptshare" run --report-socket "$long" -- /bin/true
+
+# A reader gone from the report's pipe: the status is still the
+# program's, and the run's directory is not left behind.
+mkdir -m 0700 "$tmp/tmpdir"
+{
+	status=0
+	TMPDIR=$tmp/tmpdir "$ptshare" run -- /bin/sh -c 'sleep 0.5; exit 3' \
+		2>&1 || status=$?
+	echo $status >"$tmp/status"
+} | true
+[ "$(cat "$tmp/status")" = 3 ] || fail "run into a closed pipe: $(cat "$tmp/status")"
+[ -z "$(ls "$tmp/tmpdir")" ] || fail "run into a closed pipe left $(ls "$tmp/tmpdir")"
+# And the program's own SIGPIPE is as it was: it still dies of it.
+{
+	status=0
+	"$ptshare" run -- /bin/sh -c 'sleep 0.5; i=0
+		while [ $i -lt 100000 ]; do echo y; i=$((i + 1)); done' \
+		2>/dev/null || status=$?
+	echo $status >"$tmp/status"
+} | true
+[ "$(cat "$tmp/status")" = 141 ] ||
+	fail "the program's SIGPIPE: status $(cat "$tmp/status"), not 141"
+
 name="ptshare snapshot"
 want="ptshare snapshot: -o takes %p (the pid) and %%, not 'x%d'"
 usage_error "$ptshare" snapshot -o x%d
