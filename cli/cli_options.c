@@ -92,7 +92,8 @@ const char *cli_output_template(const struct cli_parser *p, const char *file)
 			n += (size_t)snprintf(path + n, sizeof(path) - n, "%ld",
 					      (long)getpid());
 		} else {
-			cli_usage_error(p, "-o takes %p (the pid) and %%, not", file);
+			cli_usage_error(p, "-o takes %p (the pid) and %%, not",
+					file);
 			return NULL;
 		}
 	}
@@ -123,7 +124,8 @@ static int bad_option(const struct cli_parser *p, int c, char **argv)
 		}
 	const char *what = c == ':' ? "option needs an argument:"
 			   : exact ? "option takes no argument:"
-			   : matches > 1 ? "ambiguous option" : "unknown option";
+			   : matches > 1 ? "ambiguous option"
+			   : "unknown option";
 	return cli_usage(p->name, "%s '%.*s'", what, (int)len + 2, arg);
 }
 

@@ -315,7 +315,8 @@ static int by_why(const void *x, const void *y)
 /* What could not be modelled, by reason, then by pid. */
 static void not_modelled(FILE *f, const struct report *r)
 {
-	const struct report_skip **order = malloc((r->nskips + 1) * sizeof(*order));
+	const struct report_skip **order;
+	order = malloc((r->nskips + 1) * sizeof(*order));
 	if (!r->nskips || !order) {
 		free(order);
 		return;
@@ -329,14 +330,15 @@ static void not_modelled(FILE *f, const struct report *r)
 		     !strcmp(order[j]->what, order[i]->what); j++)
 			;
 		if (j - i > SKIPS_ONE_BY_ONE) {
-			fprintf(f, "%7zu processes: %s (pids %" PRIu32 ", %" PRIu32
-				", %" PRIu32 " and %zu more; --json lists each)\n",
-				j - i, order[i]->what, order[i]->pid,
+			fprintf(f, "%7zu processes: %s (pids %" PRIu32 ", %"
+				PRIu32 ", %" PRIu32 " and %zu more; --json lists "
+				"each)\n", j - i, order[i]->what, order[i]->pid,
 				order[i + 1]->pid, order[i + 2]->pid, j - i - 3);
 			continue;
 		}
 		for (size_t k = i; k < j; k++)
-			fprintf(f, "%7" PRIu32 "  %s\n", order[k]->pid, order[k]->what);
+			fprintf(f, "%7" PRIu32 "  %s\n", order[k]->pid,
+				order[k]->what);
 	}
 	free(order);
 }

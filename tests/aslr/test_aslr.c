@@ -380,8 +380,9 @@ static void test_usage(void **state)
 	expect((const char *[]){ "aslr", "--html", "h", "--", "/bin/true", NULL },
 	       2, "--html is for ptshare run");
 	/* CMD's stdout is not the report's. */
-	expect((const char *[]){ "aslr", "--json", "-", "--", "/bin/echo", "ran",
-				 NULL }, 2, "ptshare aslr: '-' is CMD's stdout too");
+	expect((const char *[]){ "aslr", "--json", "-", "--", "/bin/echo",
+				 "ran", NULL }, 2,
+	       "ptshare aslr: '-' is CMD's stdout too");
 	expect((const char *[]){ "aslr", "--faults", "some", "--", "/bin/true",
 				 NULL }, 2, "--faults is off, table or all");
 	expect((const char *[]){ "aslr", "--top", "many", "--", "/bin/true", NULL },

@@ -203,7 +203,8 @@ static int copy_dir(const struct pg_cluster *c, const char *from, char *to)
 			   : chown(to, c->uid, c->gid);
 		*p = was;
 		if (made) {
-			fprintf(stderr, "pg_cluster: %s: %s\n", to, strerror(errno));
+			fprintf(stderr, "pg_cluster: %s: %s\n", to,
+				strerror(errno));
 			return -1;
 		}
 		if (!was)
