@@ -203,6 +203,17 @@ static void send_acks(struct loop *l, const struct ingest_action *act)
 	}
 }
 
+/* The acks a reading owes (ingest_owed_acks), all of them. */
+static void send_owed_acks(struct loop *l)
+{
+	bool more;
+	do {
+		struct ingest_action act = { 0 };
+		more = ingest_owed_acks(l->g, &act);
+		send_acks(l, &act);
+	} while (more);
+}
+
 /* An ack of the record at data (a whole header, uffd_record saw to it)
  * joins the ingest's. */
 static void ack_record(struct ingest_action *act, uint32_t conn,
@@ -251,6 +262,7 @@ static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 	if (after & UFFD_RECORD_ACK)
 		ack_record(&act, c->id, data);
 	send_acks(l, &act);
+	send_owed_acks(l);
 	if (act.drop)
 		ingest_drop(l->g, c->id, REPORT_DROP_MALFORMED);
 	return !act.drop;
@@ -552,6 +564,7 @@ static void tick(struct loop *l)
 	l->tick_due = false;
 	drain_all(l);
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
+	send_owed_acks(l);
 	for (size_t i = 0; i < l->conns.nopen; i++)
 		uffd_sync(&l->conns.open[i]->uf, l->cfg.linux_world,
 			  l->conns.open[i]->pid, 0, UINT64_MAX);

@@ -229,15 +229,20 @@ static void ck_end(struct ingest *g, struct session *s,
 /*
  * A forked child whose parent's PTS_FORK never came (lost, or the parent
  * died first): the checkpoint takes it into the model as it is now, and
- * its held records follow.
+ * its held records follow.  Its HELLO, which waits, is acked, and so are
+ * the held records that wait (an EXIT sent after its wait for the HELLO's
+ * ack ran out).
  */
 static void adopt(struct ingest *g, struct session *s)
 {
+	struct ingest_action act = { 0 };
 	if (s->in_model || !s->hello_seq || !ingest_enter_model(g, s, 0))
 		return;
+	ingest_action_ack(&act, s->conn, s->hello_seq);
 	s->hello_seq = 0;
 	s->adopted = true; /* so its close, released here, cannot end it */
-	ingest_release_held(g, s, NULL);
+	ingest_release_held(g, s, &act);
+	ingest_owe_acks(g, &act);
 }
 
 void ingest_apply_checkpoint(struct ingest *g, struct session *s,

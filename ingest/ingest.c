@@ -69,6 +69,7 @@ void ingest_free(struct ingest *g)
 	free(g->names);
 	ptr_map_free(&g->name_index);
 	free(g->devs);
+	free(g->owed);
 	free(g->procs);
 	free(g->objects);
 	free(g);
@@ -224,6 +225,34 @@ void ingest_action_ack(struct ingest_action *act, uint32_t conn,
 		       .time_ns = now_ns() },
 		.acked_seq = seq,
 	};
+}
+
+/* The acks of act, owed to connections that wait for them, until the
+ * daemon takes them.  A replay takes none: they are a few an adopted
+ * child, whose HELLO and reading the trace holds. */
+void ingest_owe_acks(struct ingest *g, const struct ingest_action *act)
+{
+	if (!act->nack ||
+	    grow_array((void **)&g->owed, &g->cap_owed, g->nowed + act->nack,
+		       sizeof(*g->owed)))
+		return;
+	for (unsigned i = 0; i < act->nack; i++)
+		g->owed[g->nowed++] = (struct owed_ack){
+			act->ack[i].conn, act->ack[i].rec.acked_seq };
+}
+
+bool ingest_owed_acks(struct ingest *g, struct ingest_action *act)
+{
+	size_t n = 0;
+	if (!g->nowed)
+		return false;
+	while (n < g->nowed && act->nack < INGEST_MAX_ACKS) {
+		ingest_action_ack(act, g->owed[n].conn, g->owed[n].seq);
+		n++;
+	}
+	g->nowed -= n;
+	memmove(g->owed, g->owed + n, g->nowed * sizeof(*g->owed));
+	return g->nowed > 0;
 }
 
 /* The process now exists in the worlds: its held records go through,
@@ -494,8 +523,9 @@ void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	 * read would cost the square of their number. */
 	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_USER)) {
 		g->peak_due = false;
-		ingest_capture_peak(g);
+		ingest_capture_peak(g, false);
 	}
+	g->since_peak++;
 	trace_frame(g, pid, conn, h);
 	switch (h->type) {
 	case PTS_CONN_OPEN:

@@ -112,15 +112,24 @@ struct ingest {
 	struct report peak;
 	uint64_t peak_tables;
 	bool peak_due;           /* a reading ended: take the peak after it */
+	uint64_t since_peak;     /* records applied since it was taken */
 	bool peak_symbolized;    /* its call sites named, once per peak */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	uint64_t full_read_cost_ns; /* how long it took */
+	struct owed_ack {
+		uint32_t conn, seq;
+	} *owed;                 /* acks a reading owes (ingest_owed_acks) */
+	size_t nowed, cap_owed;
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;
 	size_t nobjects, cap_objects;
 	struct callsites callsites;
 	struct symbols *symbols; /* opened when a report is made */
 };
+
+/* ingest.c: act's acks kept for ingest_owed_acks (a reading has no
+ * packet whose acks the daemon sends). */
+void ingest_owe_acks(struct ingest *g, const struct ingest_action *act);
 
 /* record_check.c: NULL when r (len bytes) is a well-formed record a shim
  * (or, for traces, the daemon) may send, else why not. */
@@ -138,7 +147,7 @@ void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		  struct ingest_action *act);
 void ingest_session_refused(struct ingest *g, struct session *s,
 			    const char *why);
-void ingest_capture_peak(struct ingest *g);
+void ingest_capture_peak(struct ingest *g, bool always);
 bool ingest_enter_model(struct ingest *g, struct session *s, int32_t parent);
 /* The name the checkpoints gave an object, or NULL; a name given. */
 const char *ingest_object_name(const struct ingest *g,

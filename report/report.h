@@ -95,6 +95,10 @@ struct report_stream {
 	uint64_t intercepted_bytes, proc_only_bytes;
 	uint32_t fault_mode;      /* enum pts_faults asked for the run */
 	uint64_t faults_outside;  /* faults at no mapping the model knew */
+	/* The most table pages (today's model) held at a reading after which
+	 * the peak was not taken (a capture waits for as many records as
+	 * there are processes): 0 unless above the peak shown. */
+	uint64_t peak_skipped_tables;
 	/* The daemon ended before the program, and `ptshare run` rebuilt the
 	 * report from its trace (ingest_cut_short): why ("" when it did
 	 * not), the processes still running then, read last at an earlier
