@@ -41,9 +41,9 @@ int write_report_files(const struct report *r, const char *json,
 }
 
 int write_reports(const struct report *r, const char *command, const char *json,
-		  const char *html, size_t top)
+		  const char *html, size_t top, bool verbose)
 {
 	if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
-		report_text(stdout, r, command, top);
+		report_text(stdout, r, command, top, verbose);
 	return write_report_files(r, json, html);
 }

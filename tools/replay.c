@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                      [--top N]\n"
+	      "                      [--top N] [--verbose]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run --record FILE` offline: every\n"
 	      "record the daemon applied (the shim's calls, the page faults, what\n"
@@ -26,6 +26,8 @@ static void usage(FILE *f)
 	      "                  of the text report)\n"
 	      "  --html FILE     also write the report as an HTML page (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "  --verbose       also say why the model refused each process's\n"
+	      "                  records (the last reason)\n"
 	      "\n"
 	      "A replay takes at most 256 bytes of memory per byte of the trace\n"
 	      "(and 64 MiB); a trace that needs more is refused as a corrupt one.\n"
@@ -37,11 +39,15 @@ static void usage(FILE *f)
 
 int cmd_replay(int argc, char **argv)
 {
+	static const struct option own[] = {
+		{ "verbose", no_argument, NULL, 'v' }, { 0 },
+	};
 	struct cli_parser p;
+	bool verbose = false;
 	cli_parser_init(&p, "ptshare replay", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, NULL, "");
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "");
 	while (cli_next(&p, argc, argv) != -1)
-		;
+		verbose = true; /* --verbose, the one of its own */
 	if (p.status >= 0)
 		return p.status;
 	if (optind + 1 != argc) {
@@ -57,7 +63,7 @@ int cmd_replay(int argc, char **argv)
 		return 2;
 	}
 	FILE *f = fopen(argv[optind], "rb");
-	struct ingest *g = f ? ingest_new(&ws, false, NULL) : NULL;
+	struct ingest *g = f ? ingest_new(&ws, NULL, NULL) : NULL;
 	if (!g) {
 		fprintf(stderr, "ptshare replay: %s: %s\n", argv[optind],
 			f ? "out of memory" : strerror(errno));
@@ -74,7 +80,7 @@ int cmd_replay(int argc, char **argv)
 			(unsigned long long)te.offset);
 	fclose(f);
 	int w = write_reports(ingest_report(g), "replay", p.v.json, p.v.html,
-			      (size_t)p.v.top_n);
+			      (size_t)p.v.top_n, verbose);
 	ingest_free(g);
 	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;

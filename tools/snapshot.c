@@ -257,7 +257,8 @@ int cmd_snapshot(int argc, char **argv)
 		r = 1;
 		goto out;
 	}
-	r = write_reports(&rep, "snapshot", p.v.json, p.v.html, (size_t)p.v.top_n);
+	r = write_reports(&rep, "snapshot", p.v.json, p.v.html, (size_t)p.v.top_n,
+			  false);
 	report_free(&rep);
 	if (!r && !s.nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");

@@ -35,7 +35,7 @@ static struct fixture *fixture_new(FILE *trace)
 	char err[128];
 	assert_non_null(f);
 	assert_int_equal(mm_worlds_init(&f->ws, NULL, err, sizeof(err)), 0);
-	f->g = ingest_new(&f->ws, false, trace);
+	f->g = ingest_new(&f->ws, NULL, trace);
 	assert_non_null(f->g);
 	f->trace = trace;
 	return f;
