@@ -83,8 +83,12 @@ void ingest_free(struct ingest *g)
 
 /* The process now exists in the worlds: its held records go through,
  * then its connection's close. */
-static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
-		  struct ingest_action *act);
+/* Records of every type and size reach it: not inlined into the callers
+ * that make one of them (ingest_connect...), where GCC would take the
+ * casts to the other types for reads past the record (-Warray-bounds). */
+static __attribute__((noinline)) void apply(struct ingest *g, int32_t pid,
+					    uint32_t conn, const void *rec,
+					    struct ingest_action *act);
 
 static void release_held(struct ingest *g, struct session *s,
 			 struct ingest_action *act)
