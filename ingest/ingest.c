@@ -521,11 +521,6 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 	return 0;
 }
 
-size_t ingest_live(const struct ingest *g)
-{
-	return g->nsess;
-}
-
 void ingest_cut_short(struct ingest *g, const char *why, bool torn)
 {
 	snprintf(g->stream.cut_why, sizeof(g->stream.cut_why), "%s", why);

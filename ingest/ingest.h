@@ -188,8 +188,6 @@ void ingest_zero_page(struct ingest *g, bool zero_page);
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 		  const void *rec, size_t len);
 
-/* Processes still connected. */
-size_t ingest_live(const struct ingest *g);
 
 /* The records end before the run did (a trace of a daemon that was
  * ended): the report says why, what it misses, and whether the trace

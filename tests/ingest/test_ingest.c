@@ -336,6 +336,12 @@ static void child_gone_before_connect(void **state)
 	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
 	assert_int_equal(ingest_report(f->g)->stream.refused, 1);
 	assert_int_equal(tables(f, 0, 222), UINT64_MAX);
+	/* the parent's line says why (JSON refused_why, text --verbose) */
+	r = ingest_report(f->g);
+	assert_string_equal(final_of_pid(r, 220)->refused_why,
+			    "fork of a pid already known");
+	assert_string_equal(final_of_pid(r, 221)->refused_why, "");
+	assert_int_equal(r->stream.out_of_memory, 0);
 }
 
 /* A child read from /proc before its parent's PTS_FORK came (the timer
