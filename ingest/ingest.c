@@ -13,7 +13,7 @@
 #include "lib/bsearch.h"
 
 #define HELD_MAX (64u << 10)    /* a pending child's packets, at most */
-#define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
+#define FULL_READ_GAP_NS 100000000u /* exits owe everyone a reading this seldom */
 #define MALFORMED_MAX 64        /* in a row, then the connection is dropped */
 
 /* A replay's host: no process runs, every fork is of a child, and the
@@ -247,10 +247,12 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		return;
 	case PTS_EXIT:
 		s->exiting = true;
-		/* The first to leave: read everyone while they are all here, so
-		 * the peak sees the pages they touched since the last timer.
-		 * Not while a reading of it is open (adopt() released its held
-		 * records): that reading is the last. */
+		/* The first to leave: everyone's reading is owed while they
+		 * are all here, so the peak sees the pages they touched since
+		 * the last timer, then its own, its last (the shim waits for
+		 * the ack, sent after the readings).  Not while a reading of
+		 * it is open (adopt() released its held records): that
+		 * reading is the last. */
 		if (!s->ck.open) {
 			if (now_ns() - g->full_read_ns > FULL_READ_GAP_NS)
 				ingest_checkpoint_all(g, PTS_CK_TIMER);
