@@ -203,6 +203,17 @@ static void send_acks(struct loop *l, const struct ingest_action *act)
 	}
 }
 
+/* The acks a reading owes (ingest_owed_acks), all of them. */
+static void send_owed_acks(struct loop *l)
+{
+	bool more;
+	do {
+		struct ingest_action act = { 0 };
+		more = ingest_owed_acks(l->g, &act);
+		send_acks(l, &act);
+	} while (more);
+}
+
 /* A process that could not make a userfaultfd (a user without access to
  * /dev/userfaultfd): said once, with the fix.  Not a process out of fds or
  * memory just then: that is no setting to fix, the report has its errno,
@@ -239,6 +250,7 @@ static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 	for (unsigned i = 0; i < act.nuffd; i++)
 		uffd_act(&c->uf, l->g, c->pid, &act.uffd[i]);
 	send_acks(l, &act);
+	send_owed_acks(l);
 	if (act.drop)
 		ingest_drop(l->g, c->id, REPORT_DROP_MALFORMED);
 	return !act.drop;
@@ -542,6 +554,7 @@ static void tick(struct loop *l)
 	drain_all(l);
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
 	readings_make(l->cfg.readings, l->g);
+	send_owed_acks(l);
 	for (size_t i = 0; i < l->conns.nopen; i++)
 		uffd_sync(&l->conns.open[i]->uf, l->g, l->conns.open[i]->pid, 0,
 			  UINT64_MAX);

@@ -87,15 +87,18 @@ static void ck_end(struct ingest *g, struct session *s,
 /*
  * A forked child whose parent's PTS_FORK never came (lost, or the parent
  * died first): the checkpoint takes it into the model as it is now, and
- * its held records follow (the caller releases them).
+ * its held records follow.  Its HELLO, which waits, is acked, and so are
+ * the held records that wait (an EXIT sent after its wait for the HELLO's
+ * ack ran out): the caller does both, given the HELLO's number.
  */
-static bool adopt(struct ingest *g, struct session *s)
+static uint32_t adopt(struct ingest *g, struct session *s)
 {
-	if (s->in_model || !s->hello_seq || !ingest_enter_model(g, s, 0))
-		return false;
+	uint32_t hello_seq = s->hello_seq;
+	if (s->in_model || !hello_seq || !ingest_enter_model(g, s, 0))
+		return 0;
 	s->hello_seq = 0;
 	s->adopted = true; /* so its close, released then, cannot end it */
-	return true;
+	return hello_seq;
 }
 
 /* The reading's mappings and pages, gathered until its PTS_CK_END. */
@@ -131,22 +134,22 @@ static void gather(struct ingest *g, struct ck_accum *ck,
 		};
 }
 
-bool ingest_apply_checkpoint(struct ingest *g, struct session *s,
-			     const struct pts_hdr *h)
+uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
+				 const struct pts_hdr *h)
 {
 	switch (h->type) {
 	case PTS_CK_NAME: {
 		const struct pts_ck_name *r = (const struct pts_ck_name *)h;
 		struct mm_object_id id = { r->kind, r->dev, r->ino };
 		ingest_name_object(g, &id, r->name, r->len);
-		return false;
+		return 0;
 	}
 	case PTS_CK_FS:
 		ingest_dev_add(g, (const struct pts_ck_fs *)h);
-		return false;
+		return 0;
 	}
 	if (!s)
-		return false;
+		return 0;
 	struct ck_accum *ck = &s->ck;
 	switch (h->type) {
 	case PTS_CK_USER: {
@@ -154,7 +157,7 @@ bool ingest_apply_checkpoint(struct ingest *g, struct session *s,
 		s->uid = r->uid;
 		s->last.proc.uid = r->uid;
 		s->unserved = !r->served;
-		return false;
+		return 0;
 	}
 	case PTS_CK_BEGIN:
 		ingest_reading_done(s);
@@ -168,11 +171,11 @@ bool ingest_apply_checkpoint(struct ingest *g, struct session *s,
 	case PTS_CK_VMAS:
 	case PTS_CK_RUNS:
 		gather(g, ck, h);
-		return false;
+		return 0;
 	case PTS_CK_END:
 		if (ck->open)
 			ck_end(g, s, (const struct pts_ck_end *)h);
-		return false;
+		return 0;
 	}
-	return false;
+	return 0;
 }

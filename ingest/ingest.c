@@ -78,11 +78,38 @@ void ingest_free(struct ingest *g)
 	free(g->procs);
 	free(g->objects);
 	free(g->owed);
+	free(g->owed_acks);
 	free(g);
 }
 
-/* The process now exists in the worlds: its held records go through,
- * then its connection's close. */
+/* The acks of act, owed to connections that wait for them, until the
+ * daemon takes them.  A replay takes none: they are a few an adopted
+ * child, whose HELLO and reading the trace holds. */
+void ingest_owe_acks(struct ingest *g, const struct ingest_action *act)
+{
+	if (!act->nack ||
+	    grow_array((void **)&g->owed_acks, &g->cap_owed_acks, g->nowed_acks + act->nack,
+		       sizeof(*g->owed_acks)))
+		return;
+	for (unsigned i = 0; i < act->nack; i++)
+		g->owed_acks[g->nowed_acks++] = (struct owed_ack){
+			act->ack[i].conn, act->ack[i].rec.acked_seq };
+}
+
+bool ingest_owed_acks(struct ingest *g, struct ingest_action *act)
+{
+	size_t n = 0;
+	if (!g->nowed_acks)
+		return false;
+	while (n < g->nowed_acks && act->nack < INGEST_MAX_ACKS) {
+		ingest_action_ack(act, g->owed_acks[n].conn, g->owed_acks[n].seq);
+		n++;
+	}
+	g->nowed_acks -= n;
+	memmove(g->owed_acks, g->owed_acks + n, g->nowed_acks * sizeof(*g->owed_acks));
+	return g->nowed_acks > 0;
+}
+
 /* Records of every type and size reach it: not inlined into the callers
  * that make one of them (ingest_connect...), where GCC would take the
  * casts to the other types for reads past the record (-Warray-bounds). */
@@ -90,6 +117,8 @@ static __attribute__((noinline)) void apply(struct ingest *g, int32_t pid,
 					    uint32_t conn, const void *rec,
 					    struct ingest_action *act);
 
+/* The process now exists in the worlds: its held records go through,
+ * then its connection's close. */
 static void release_held(struct ingest *g, struct session *s,
 			 struct ingest_action *act)
 {
@@ -109,6 +138,19 @@ static void release_held(struct ingest *g, struct session *s,
 	free(h.buf);
 	if (h.close.h.type)
 		apply(g, s->pid, s->conn, &h.close, act);
+}
+
+/* A forked child a reading adopted before its parent's PTS_FORK came
+ * (checkpoint.c): its HELLO, which waits, is acked then, and its held
+ * records go through, the acks they owe with it (an EXIT sent after its
+ * wait for the HELLO's ack ran out): acks owed outside a packet, which
+ * the daemon takes with ingest_owed_acks. */
+static void adopted(struct ingest *g, struct session *s, uint32_t hello_seq)
+{
+	struct ingest_action act = { 0 };
+	ingest_action_ack(&act, s->conn, hello_seq);
+	release_held(g, s, &act);
+	ingest_owe_acks(g, &act);
 }
 
 static void hold(struct ingest *g, struct session *s, const void *buf,
@@ -333,8 +375,9 @@ static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	 * read would cost the square of their number. */
 	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_USER)) {
 		g->peak_due = false;
-		ingest_capture_peak(g);
+		ingest_capture_peak(g, false);
 	}
+	g->since_peak++;
 	ingest_trace_write(g, pid, conn, h);
 	switch (h->type) {
 	case PTS_CONN_OPEN:
@@ -368,8 +411,9 @@ static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		return;
 	}
 	if (h->type >= PTS_CK_BEGIN) {
-		if (ingest_apply_checkpoint(g, s, h))
-			release_held(g, s, NULL); /* adopted */
+		uint32_t hello_seq = ingest_apply_checkpoint(g, s, h);
+		if (hello_seq)
+			adopted(g, s, hello_seq);
 	}
 	else if (s)
 		apply_shim(g, s, conn, r, act);

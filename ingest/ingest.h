@@ -172,6 +172,11 @@ int ingest_ranges_of(const struct ingest *g, int32_t pid, uint64_t start,
 		     int (*fn)(const struct ingest_range *r, void *arg),
 		     void *arg);
 
+/* Acks owed outside a packet's: a reading adopted a forked child whose
+ * HELLO waits (its parent's PTS_FORK had not come).  Moves into act as many
+ * as it has room for; true when more are left. */
+bool ingest_owed_acks(struct ingest *g, struct ingest_action *act);
+
 /* A page fault of pid seen on its userfaultfd (PTS_FAULT_* flags). */
 void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags);
 /* How faults are seen: for the run (pid 0), or for one process, with the

@@ -137,18 +137,27 @@ struct ingest {
 	struct report peak;
 	uint64_t peak_tables;
 	bool peak_due;           /* a reading ended: take the peak after it */
+	uint64_t since_peak;     /* records applied since it was taken */
 	bool peak_symbolized;    /* its call sites named, once per peak */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	uint64_t full_read_cost_ns; /* how long it took */
 	bool full_read_open;     /* its readings are still being handed out */
 	struct owed *owed;       /* the readings owed, handed out in order */
 	size_t nowed, next_owed, cap_owed;
+	struct owed_ack {
+		uint32_t conn, seq;
+	} *owed_acks;            /* acks a reading owes (ingest_owed_acks) */
+	size_t nowed_acks, cap_owed_acks;
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;
 	size_t nobjects, cap_objects;
 	struct callsites callsites;
 	struct symbols *symbols; /* opened when a report is made */
 };
+
+/* ingest.c: act's acks kept for ingest_owed_acks (a reading has no
+ * packet whose acks the daemon sends). */
+void ingest_owe_acks(struct ingest *g, const struct ingest_action *act);
 
 /* record_check.c: NULL when r (len bytes) is a well-formed record a shim
  * (or, for traces, the daemon) may send, else why not. */
@@ -203,7 +212,9 @@ void ingest_trace_write(struct ingest *g, int32_t pid, uint32_t conn,
 void ingest_out_of_memory(struct ingest *g);
 
 /* ingest_report.c */
-void ingest_capture_peak(struct ingest *g);
+/* The peak taken now if the moment is higher, once enough records came
+ * since the last (always: whatever came). */
+void ingest_capture_peak(struct ingest *g, bool always);
 /* The name the checkpoints gave an object, or NULL; a name given. */
 const char *ingest_object_name(const struct ingest *g,
 			       const struct mm_object_id *id);
@@ -239,11 +250,12 @@ void ingest_reconcile(struct ingest *g, struct session *s,
 		      const struct pts_ck_vma *v,
 		      size_t n);
 
-/* checkpoint.c: a checkpoint record applied.  True when it was the
+/* checkpoint.c: a checkpoint record applied.  When it was the
  * PTS_CK_BEGIN that took a forked child whose parent's PTS_FORK never came
- * into the worlds: its held records are to be released. */
-bool ingest_apply_checkpoint(struct ingest *g, struct session *s,
-			     const struct pts_hdr *h);
+ * into the worlds, the number of its HELLO, which waits for an ack (its
+ * held records are to be released); else 0. */
+uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
+				 const struct pts_hdr *h);
 
 /* readings_owed.c: the readings of /proc owed to the caller */
 /* A reading of s with reason, owed now. */

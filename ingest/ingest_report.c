@@ -122,22 +122,40 @@ static int current_input(struct ingest *g, struct report_input *in,
 	return 0;
 }
 
-/* Keeps the report of the moment the workload held the most tables today:
- * the steady state a user asks about, before processes start to exit. */
-void ingest_capture_peak(struct ingest *g)
+/*
+ * Keeps the report of the moment the workload held the most tables today:
+ * the steady state a user asks about, before processes start to exit.
+ * A capture is a report of every process, so one waits for as many
+ * records as there are processes since the last (unless always): a
+ * workload that keeps rising (a fork storm, each exit's reading a new
+ * peak) then pays a constant per record, not the square of its processes,
+ * and a replay, counting the same records, takes the same peaks.  A higher
+ * moment passed by is said (stream.peak_skipped_tables).
+ */
+void ingest_capture_peak(struct ingest *g, bool always)
 {
 	uint64_t t[PT_NR_LEVELS];
 	mm_world_tables(g->ws->w[0], t);
 	uint64_t total = report_sum3(t);
+	uint64_t *skipped = &g->stream.peak_skipped_tables;
 	struct report_input in;
 	struct report r;
-	if ((g->peak.nrows && total < g->peak_tables) ||
-	    current_input(g, &in, "run") || report_build(&r, &in))
+	if (g->peak.nrows && total < g->peak_tables)
+		return;
+	if (g->peak.nrows && !always && g->since_peak < g->nsess) {
+		if (total > g->peak_tables && total > *skipped)
+			*skipped = total;
+		return;
+	}
+	if (current_input(g, &in, "run") || report_build(&r, &in))
 		return;
 	report_free(&g->peak);
 	g->peak = r;
 	g->peak_tables = total;
 	g->peak_symbolized = false;
+	g->since_peak = 0;
+	if (*skipped <= total)
+		*skipped = 0;
 }
 
 /* The peak as it stands, with every process at its last checkpoint: the
@@ -174,7 +192,7 @@ static const struct report *report_of_peak(struct ingest *g)
 const struct report *ingest_report(struct ingest *g)
 {
 	g->peak_due = false;
-	ingest_capture_peak(g);
+	ingest_capture_peak(g, true);
 	return report_of_peak(g);
 }
 
@@ -184,7 +202,7 @@ const struct report *ingest_report_now(struct ingest *g)
 	 * it before anything changes. */
 	if (g->peak_due) {
 		g->peak_due = false;
-		ingest_capture_peak(g);
+		ingest_capture_peak(g, false);
 	}
 	return report_of_peak(g);
 }

@@ -100,6 +100,10 @@ struct report_stream {
 	/* times the ingest ran out of memory and dropped what it was
 	 * keeping (a process, a connection, a reading's part, a name) */
 	uint64_t out_of_memory;
+	/* The most table pages (today's model) held at a reading after which
+	 * the peak was not taken (a capture waits for as many records as
+	 * there are processes): 0 unless above the peak shown. */
+	uint64_t peak_skipped_tables;
 	/* The daemon ended before the program, and `ptshare run` rebuilt the
 	 * report from its trace (ingest_cut_short): why ("" when it did
 	 * not), the processes still running then, read last at an earlier

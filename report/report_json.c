@@ -329,6 +329,7 @@ static void stream(struct json *j, const struct report *r)
 	json_member_string(j, "fault_mode", fault_mode_name(s->fault_mode));
 	json_member_u64(j, "faults_outside", s->faults_outside);
 	json_member_u64(j, "out_of_memory", s->out_of_memory);
+	json_member_u64(j, "peak_skipped_tables", s->peak_skipped_tables);
 	json_key(j, "cut_short");
 	if (s->cut_why[0]) {
 		json_object(j);

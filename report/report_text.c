@@ -346,6 +346,16 @@ static void cut_short(FILE *f, const struct report *r)
 		s->cut_torn ? " (inside a record, left out)" : "", s->cut_running);
 }
 
+static void peak_skipped(FILE *f, const struct report *r)
+{
+	if (!r->has_stream || !r->stream.peak_skipped_tables)
+		return;
+	fprintf(f, "the peak shown is not the highest: today's model held %"
+		PRIu64 " table pages at a reading after which the peak was not "
+		"taken (a capture waits for as many records as there are "
+		"processes)\n", r->stream.peak_skipped_tables);
+}
+
 void report_text(FILE *f, const struct report *r, const char *command,
 		 size_t top, bool verbose)
 {
@@ -356,6 +366,7 @@ void report_text(FILE *f, const struct report *r, const char *command,
 		fprintf(f, ", %zu not (listed below)", r->nskips);
 	fputs("\n", f);
 	cut_short(f, r);
+	peak_skipped(f, r);
 	fputs("\n", f);
 	totals(f, r);
 	finals(f, r);

@@ -345,15 +345,22 @@ static void child_gone_before_connect(void **state)
 }
 
 /* A child read from /proc before its parent's PTS_FORK came (the timer
- * adopts it): the late fork is no refusal. */
+ * adopts it): its HELLO, which waits, is acked then (not when the fork
+ * comes, which may be never); the late fork is no refusal. */
 static void child_adopted_before_fork(void **state)
 {
 	struct fixture *f = *state;
 	struct ingest_action act;
 	uint32_t c1 = hello(f, 230, 0, &act);
-	hello(f, 231, PTS_HELLO_FORKED, &act);
+	uint32_t c2 = hello(f, 231, PTS_HELLO_FORKED, &act);
+	assert_int_equal(act.nack, 0); /* it waits for its parent's fork */
 	checkpoint(f, 231, NULL, 0, NULL, 0, 0);
 	assert_int_equal(tables(f, 0, 231), 0); /* in the model, as read */
+	act = (struct ingest_action){ 0 };
+	assert_false(ingest_owed_acks(f->g, &act));
+	assert_int_equal(act.nack, 1);
+	assert_int_equal(act.ack[0].conn, c2);
+	assert_int_equal(act.ack[0].rec.acked_seq, 1);
 	struct pts_fork fk = { .child = 231 };
 	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
 	assert_int_equal(ingest_report(f->g)->stream.refused, 0);
@@ -637,6 +644,57 @@ static void superseded_connection(void **state)
 	assert_int_equal(rep->stream.superseded, 3);
 }
 
+/* A record that changes nothing (a failed call): the peak due after a
+ * reading is taken, or passed by, at the next record. */
+static void nudge(struct fixture *f, uint32_t conn)
+{
+	struct ingest_action act;
+	struct pts_range m = { .h.flags = PTS_F_FAILED, .addr = BASE,
+				.len = MIB, .result_errno = EINVAL };
+	send_rec(f, conn, &m, PTS_MUNMAP, sizeof(m), &act);
+}
+
+static uint64_t peak_tables(struct fixture *f)
+{
+	return report_sum3(ingest_report_now(f->g)->totals[0].linked);
+}
+
+/*
+ * The peak is a report of every process: after a reading it is taken once
+ * as many records as there are processes came since the last, so that a
+ * rising workload does not pay the square of its processes.  A higher
+ * moment passed by is said, until a peak as high is taken.
+ */
+static void peak_waits_for_records(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 2 * MIB,
+				.kind = MM_OBJ_ANON,
+				.prot = MM_PROT_READ | MM_PROT_WRITE };
+	struct pts_ck_run run = { BASE, BASE + 4096, PTS_RUN_ANON, 0 };
+	uint32_t c[10];
+	for (int32_t i = 0; i < 10; i++)
+		c[i] = hello(f, 800 + i, 0, &act);
+	/* 10 HELLOs since the start: the first reading's peak is taken */
+	checkpoint(f, 800, &v, 1, &run, 1, 12);
+	nudge(f, c[0]);
+	assert_int_equal(peak_tables(f), 3); /* PUD, PMD and PTE tables */
+	/* 5 records later, fewer than the 10 processes: passed by */
+	checkpoint(f, 801, &v, 1, &run, 1, 12);
+	nudge(f, c[0]);
+	assert_int_equal(peak_tables(f), 3);
+	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 6);
+	/* 3 readings that change nothing, 12 records: the next is taken */
+	for (int32_t i = 0; i < 3; i++)
+		checkpoint(f, 809, NULL, 0, NULL, 0, 0);
+	checkpoint(f, 802, &v, 1, &run, 1, 12);
+	nudge(f, c[0]);
+	assert_int_equal(peak_tables(f), 9);
+	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 0);
+	assert_replays_same(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +717,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(zero_page_in_trace, setup_traced,
 						teardown),
 		cmocka_unit_test_setup_teardown(superseded_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(peak_waits_for_records, setup_traced,
+						teardown),
 	};
 	return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
 }
