@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_options.h"
@@ -29,9 +33,15 @@ void cli_parser_init(struct cli_parser *p, const char *name,
 {
 	*p = (struct cli_parser){
 		.name = name, .usage = usage, .status = -1,
-		.short_options = short_options,
 		.v = { .top_n = 20, .faults_mode = PTS_FAULTS_OFF },
 	};
+	/* ':' after any '+': a missing argument is told apart (':') from
+	 * an unknown option ('?'), and getopt says neither itself. */
+	bool in_order = *short_options == '+';
+	if (strlen(short_options) + 2 > sizeof(p->short_options))
+		abort();
+	snprintf(p->short_options, sizeof(p->short_options), "%s:%s",
+		 in_order ? "+" : "", short_options + in_order);
 	size_t n = 0;
 	while (own && own[n].name)
 		n++;
@@ -51,12 +61,72 @@ void cli_parser_init(struct cli_parser *p, const char *name,
 			};
 }
 
+int cli_usage(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", name);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry '%s --help' for more information.\n", name);
+	va_end(ap);
+	return CLI_USAGE_STATUS;
+}
+
 int cli_usage_error(const struct cli_parser *p, const char *what,
 		    const char *arg)
 {
-	fprintf(stderr, "%s: %s '%s'\n", p->name, what, arg);
-	p->usage(stderr);
-	return 2;
+	return cli_usage(p->name, "%s '%s'", what, arg);
+}
+
+const char *cli_output_template(const struct cli_parser *p, const char *file)
+{
+	static char path[4096];
+	size_t n = 0;
+	for (const char *c = file; *c && n < sizeof(path); c++) {
+		if (*c != '%') {
+			path[n++] = *c;
+		} else if (c[1] == '%') {
+			path[n++] = *++c;
+		} else if (c[1] == 'p') {
+			c++;
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%ld",
+					      (long)getpid());
+		} else {
+			cli_usage_error(p, "-o takes %p (the pid) and %%, not",
+					file);
+			return NULL;
+		}
+	}
+	if (n >= sizeof(path)) {
+		cli_usage_error(p, "-o: path too long", file);
+		return NULL;
+	}
+	path[n] = '\0';
+	return path;
+}
+
+/* What getopt_long found wrong with the option it just passed (c '?' or
+ * ':'), said as GNU programs say it. */
+static int bad_option(const struct cli_parser *p, int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	if (strncmp(arg, "--", 2)) /* a short option */
+		return cli_usage(p->name, "%s '-%c'", c == ':' ?
+				 "option needs an argument:" : "unknown option",
+				 optopt);
+	size_t len = strcspn(arg + 2, "=");
+	size_t matches = 0;
+	bool exact = false;
+	for (const struct option *o = p->table; o->name; o++)
+		if (!strncmp(o->name, arg + 2, len)) {
+			matches++;
+			exact |= !o->name[len];
+		}
+	const char *what = c == ':' ? "option needs an argument:"
+			   : exact ? "option takes no argument:"
+			   : matches > 1 ? "ambiguous option"
+			   : "unknown option";
+	return cli_usage(p->name, "%s '%.*s'", what, (int)len + 2, arg);
 }
 
 /* Shared option i with its argument arg into p->v: -1 to go on, else the
@@ -81,13 +151,13 @@ static int take(struct cli_parser *p, unsigned i, const char *arg)
 int cli_next(struct cli_parser *p, int argc, char **argv)
 {
 	int c;
+	opterr = 0;
 	while (p->status < 0 && (c = getopt_long(argc, argv, p->short_options,
 						  p->table, NULL)) != -1) {
 		if (c >= SHARED_VAL && c < SHARED_VAL + (int)NSHARED) {
 			p->status = take(p, (unsigned)(c - SHARED_VAL), optarg);
-		} else if (c == '?') {
-			p->usage(stderr);
-			p->status = 2;
+		} else if (c == '?' || c == ':') {
+			p->status = bad_option(p, c, argv);
 		} else {
 			return c;
 		}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "cli/cli_options.h"
 #include "ingest/ingest.h"
 #include "listen.h"
 #include "loop.h"
@@ -201,10 +202,8 @@ int main(int argc, char **argv)
 		return status;
 	struct mm_worlds ws;
 	char err[256];
-	if (mm_worlds_init(&ws, o.policies, err, sizeof(err))) {
-		say("%s", err);
-		return 2;
-	}
+	if (mm_worlds_init(&ws, o.policies, err, sizeof(err)))
+		return cli_usage("ptshared", "%s", err);
 	struct outputs out;
 	struct pts_heartbeat *heartbeat;
 	if (heartbeat_map(o.heartbeat_fd, &heartbeat) || outputs_open(&out, &o)) {

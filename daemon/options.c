@@ -19,6 +19,7 @@ static void usage(FILE *f)
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
 	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
 	      "                [--max-clients N] [--max-clients-per-user N]\n"
+	      "       ptshared --version\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
 	      "records of programs run with libptshare.so preloaded, feeds them to\n"
@@ -55,6 +56,7 @@ static void usage(FILE *f)
 	      "  --max-clients-per-user N  of them, one user's at most (default:\n"
 	      "                  a quarter of --max-clients with --allow-users,\n"
 	      "                  else all)\n"
+	      "  -V, --version   print ptshared's version and exit\n"
 	      "\n"
 	      "Exit status: 0 after a clean shutdown, 1 on a failure, 2 on a usage\n"
 	      "error.\n",
@@ -81,17 +83,21 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		{ "allow-users", required_argument, NULL, 'u' },
 		{ "max-clients", required_argument, NULL, 'm' },
 		{ "max-clients-per-user", required_argument, NULL, 'M' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshared", usage, CLI_POLICY | CLI_JSON | CLI_HTML |
-			CLI_RECORD | CLI_TOP | CLI_FAULTS, own, "");
+			CLI_RECORD | CLI_TOP | CLI_FAULTS, own, "V");
 	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1,
 				      .heartbeat_fd = -1 };
 	char err[128];
 	int c;
 	while ((c = cli_next(&p, argc, argv)) != -1) {
 		switch (c) {
+		case 'V':
+			printf("ptshared %s\n", PTSHARE_VERSION);
+			return 0;
 		case 's':
 			o->socket = optarg;
 			break;
@@ -118,11 +124,8 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 						       "open file descriptor", optarg);
 			break;
 		case 'u':
-			if (access_allow_users(optarg, err, sizeof(err))) {
-				say("%s", err);
-				usage(stderr);
-				return 2;
-			}
+			if (access_allow_users(optarg, err, sizeof(err)))
+				return cli_usage(p.name, "%s", err);
 			break;
 		case 'm':
 			if (cli_u64(optarg, &o->max_clients) || !o->max_clients)
@@ -140,11 +143,8 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		return p.status;
 	if (optind < argc)
 		return cli_usage_error(&p, "unexpected argument", argv[optind]);
-	if (!o->socket) {
-		say("--socket PATH is required");
-		usage(stderr);
-		return 2;
-	}
+	if (!o->socket)
+		return cli_usage(p.name, "--socket PATH is required");
 	o->policies = p.v.policies;
 	o->json = p.v.json;
 	o->html = p.v.html;

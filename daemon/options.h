@@ -24,7 +24,7 @@ struct daemon_options {
 };
 
 /* Returns -1 when the run should go on, else the exit status (0 after
- * --help, 2 after a usage error, with the message printed). */
+ * --help or --version, 2 after a usage error, with the message printed). */
 int daemon_options_parse(struct daemon_options *o, int argc, char **argv);
 
 #endif

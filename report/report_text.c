@@ -318,12 +318,53 @@ static void stream(FILE *f, const struct report *r, bool verbose)
 	faults(f, r);
 }
 
+static int by_why(const void *x, const void *y)
+{
+	const struct report_skip *a = *(const struct report_skip *const *)x;
+	const struct report_skip *b = *(const struct report_skip *const *)y;
+	int c = strcmp(a->what, b->what);
+	return c ? c : (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* More processes than this not modelled for one reason are one line (a
+ * user's snapshot of the machine: every other user's process); the JSON
+ * lists each. */
+#define SKIPS_ONE_BY_ONE 3
+
+/* What could not be modelled, by reason, then by pid. */
+static void not_modelled(FILE *f, const struct report *r)
+{
+	const struct report_skip **order;
+	order = malloc((r->nskips + 1) * sizeof(*order));
+	if (!r->nskips || !order) {
+		free(order);
+		return;
+	}
+	for (size_t i = 0; i < r->nskips; i++)
+		order[i] = &r->skips[i];
+	qsort(order, r->nskips, sizeof(*order), by_why);
+	fprintf(f, "\nnot modelled (%zu):\n", r->nskips);
+	for (size_t i = 0, j; i < r->nskips; i = j) {
+		for (j = i + 1; j < r->nskips &&
+		     !strcmp(order[j]->what, order[i]->what); j++)
+			;
+		if (j - i > SKIPS_ONE_BY_ONE) {
+			fprintf(f, "%7zu processes: %s (pids %" PRIu32 ", %"
+				PRIu32 ", %" PRIu32 " and %zu more; --json lists "
+				"each)\n", j - i, order[i]->what, order[i]->pid,
+				order[i + 1]->pid, order[i + 2]->pid, j - i - 3);
+			continue;
+		}
+		for (size_t k = i; k < j; k++)
+			fprintf(f, "%7" PRIu32 "  %s\n", order[k]->pid,
+				order[k]->what);
+	}
+	free(order);
+}
+
 static void notes(FILE *f, const struct report *r)
 {
-	if (r->nskips)
-		fprintf(f, "\nnot modelled (%zu):\n", r->nskips);
-	for (size_t i = 0; i < r->nskips; i++)
-		fprintf(f, "%7" PRIu32 "  %s\n", r->skips[i].pid, r->skips[i].what);
+	not_modelled(f, r);
 	for (size_t k = 1; k < r->npol; k++)
 		for (size_t i = 0; i < r->pol[k].nfindings; i++) {
 			const struct mm_finding *fd = &r->pol[k].findings[i];

@@ -6,7 +6,9 @@
 # README's first command cannot break unseen.
 set -eu
 cd "$(dirname "$0")/.."
-PTSHARE_EXTRA_PACKAGES="postgresql acl clang libclang-rt-14-dev chromium apache2"
+# man-db: test_man; dpkg-dev and file: cpack -G DEB (test_package);
+# systemd: systemd-analyze (test_systemd).
+PTSHARE_EXTRA_PACKAGES="postgresql acl clang libclang-rt-14-dev chromium apache2 man-db dpkg-dev file systemd"
 . scripts/deps.sh
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-release -j"$(nproc)" >/dev/null

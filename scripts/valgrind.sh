@@ -1,8 +1,8 @@
 #!/bin/sh
 # The whole test suite with the daemon and the tools (ptshared, ptshare)
 # under valgrind's memcheck (docs/valgrind.md).  An unsanitized Debug build
-# in build-valgrind, whose bin/ptshared and bin/ptshare are wrappers that
-# run the real programs (ptshared.real, ptshare.real) under valgrind.  The
+# in build-valgrind, whose lib/ptshare/ptshared and bin/ptshare are wrappers
+# that run the real programs (ptshared.real, ptshare.real) under valgrind.  The
 # programs they trace, with the shim preloaded, run natively: valgrind
 # takes its own preloads out of the environment of a program exec'd by one
 # it does not follow, so they never meet the shim's.  Each process's
@@ -18,9 +18,10 @@ PTSHARE_EXTRA_PACKAGES="valgrind $(sed -n 's/^PTSHARE_EXTRA_PACKAGES="\(.*\)"$/\
 build=${PTSHARE_BUILD:-build-valgrind}
 logs=$(pwd)/$build/valgrind
 # The real programs back in place, so that the build relinks what changed.
-for p in ptshared ptshare; do
-	if [ -f "$build/bin/$p.real" ]; then
-		mv -f "$build/bin/$p.real" "$build/bin/$p"
+programs="lib/ptshare/ptshared bin/ptshare"
+for p in $programs; do
+	if [ -f "$build/$p.real" ]; then
+		mv -f "$build/$p.real" "$build/$p"
 	fi
 done
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPTSHARE_SANITIZE=OFF >/dev/null
@@ -28,21 +29,21 @@ cmake --build "$build" -j"$(nproc)"
 rm -rf "$logs"
 # Some tests run ptshare as another user (nobody, postgres): their logs too.
 mkdir -p -m 1777 "$logs"
-for p in ptshared ptshare; do
-	mv "$build/bin/$p" "$build/bin/$p.real"
+for p in $programs; do
+	mv "$build/$p" "$build/$p.real"
 	# The log is opened here, on fd 900, not by valgrind (which leaves its
 	# --log-file on fd 3 of the programs ptshare runs, where a test that
 	# counts its fds sees it); no vgdb, whose files in TMPDIR a SIGKILL
 	# would leave behind.
-	cat >"$build/bin/$p" <<EOF
+	cat >"$build/$p" <<EOF
 #!/bin/bash
-exec 900>>"$logs/$p.\$\$.log"
+exec 900>>"$logs/${p##*/}.\$\$.log"
 exec valgrind --tool=memcheck -q --error-exitcode=99 --leak-check=full \\
 	--show-leak-kinds=definite --errors-for-leak-kinds=definite \\
 	--child-silent-after-fork=yes --vgdb=no --log-fd=900 \\
-	"$(pwd)/$build/bin/$p.real" "\$@"
+	"$(pwd)/$build/$p.real" "\$@"
 EOF
-	chmod +x "$build/bin/$p"
+	chmod +x "$build/$p"
 done
 status=0
 (cd "$build" && ctest --output-on-failure --timeout 3000 -j"$(nproc)") || status=1

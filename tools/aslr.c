@@ -23,7 +23,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: ptshare aslr [--policy LIST] [--json FILE] [--interval S]\n"
 	      "                    [--faults off|table|all] [--daemon-timeout S]\n"
-	      "                    [--top N] [-o FILE] [--] CMD [ARGS...]\n"
+	      "                    [--top N] [--report-socket PATH] [-o FILE]\n"
+	      "                    [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD twice as `ptshare run` does: first with addresses randomised\n"
 	      "as the system does, then without randomisation (personality\n"
@@ -37,7 +38,7 @@ static void usage(FILE *f)
 	      "  --policy LIST   comma-separated policies (default: all);\n"
 	      "                  name[:pte+pmd+pud] picks the levels that share\n"
 	      "  --json FILE     also write both reports and the comparison as one\n"
-	      "                  JSON document to FILE (0600; '-': stdout)\n"
+	      "                  JSON document to FILE (0600; not stdout, CMD's)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds, as for ptshare run:\n"
@@ -46,7 +47,10 @@ static void usage(FILE *f)
 	      "                  or hung this long (default 1; 0: never): that run\n"
 	      "                  then has no report\n"
 	      "  --top N         changed mappings to list (default 20, 0: all)\n"
-	      "  -o FILE         write the text to FILE (0600) instead of stderr\n"
+	      "  --report-socket PATH  where `ptshare report` asks each run for its\n"
+	      "                  report while it runs, as for ptshare run\n"
+	      "  -o FILE         write the text to FILE (0600; %p: ptshare's pid)\n"
+	      "                  instead of stderr\n"
 	      "\n"
 	      "Exit status: CMD's in the second run (128 + the signal when a signal\n"
 	      "killed it), 2 on a usage error or a refused program, 1 when ptshare\n"
@@ -145,11 +149,9 @@ int cmd_aslr(int argc, char **argv)
 		return r;
 	/* Options of ptshare run for one run's report, not for two. */
 	if (o.v.record || o.v.html) {
-		fprintf(stderr, "ptshare aslr: %s is for ptshare run: it holds "
-			"one run (--json holds both)\n",
-			o.v.record ? "--record" : "--html");
-		usage(stderr);
-		return 2;
+		return cli_usage(o.name, "%s is for ptshare run: it holds one run "
+				 "(--json holds both)",
+				 o.v.record ? "--record" : "--html");
 	}
 	if ((r = run_setup(&setup, &o)) >= 0)
 		return r;

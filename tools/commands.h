@@ -14,11 +14,20 @@ int cmd_replay(int argc, char **argv);
 int cmd_aslr(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* The text report on stdout, headed by command (report_text; verbose:
- * with the refusals' reasons), unless json or html is "-"; JSON to json
- * and the HTML page to html (0600 files; NULL: not wanted). */
-int write_reports(const struct report *r, const char *command, const char *json,
-		  const char *html, size_t top, bool verbose);
+/* A reader gone from a report's pipe (`ptshare run ... 2>&1 | head`) is a
+ * write error, not ptshare's death by SIGPIPE, which would leave a run's
+ * directory behind and end with 141 instead of the program's status:
+ * main ignores SIGPIPE first thing, and a program ptshare runs gets it
+ * back as ptshare got it (ignored or not) just before its exec. */
+void ptshare_sigpipe_ignore(void);
+void ptshare_sigpipe_restore(void);
+
+/* The text report, headed by command (report_text; verbose: with the
+ * refusals' reasons), to text (-o FILE), or when NULL on stdout unless
+ * json or html is "-"; JSON to json and the HTML page to html (0600
+ * files; NULL: not wanted).  0, or 1 said. */
+int write_reports(const struct report *r, const char *command, const char *text,
+		  const char *json, const char *html, size_t top, bool verbose);
 /* The same without the text: 0, or 1 with the reason printed. */
 int write_report_files(const struct report *r, const char *json,
 		       const char *html);

@@ -2,11 +2,25 @@
 /* Writing a report where the user asked: text on stdout, JSON and HTML to
  * files. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "commands.h"
+
+static struct sigaction sigpipe_was;
+
+void ptshare_sigpipe_ignore(void)
+{
+	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN },
+		  &sigpipe_was);
+}
+
+void ptshare_sigpipe_restore(void)
+{
+	sigaction(SIGPIPE, &sigpipe_was, NULL);
+}
 
 /* path: "-" for stdout, else as cli_output_open takes it.  0, or 1 with
  * the message. */
@@ -40,10 +54,31 @@ int write_report_files(const struct report *r, const char *json,
 	return html ? bad | write_file(html, r, true) : bad;
 }
 
-int write_reports(const struct report *r, const char *command, const char *json,
-		  const char *html, size_t top, bool verbose)
+/* The text report to path (cli_output_open's): 0, or 1 said. */
+static int write_text(const char *path, const struct report *r,
+		      const char *command, size_t top, bool verbose)
 {
-	if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
+	char why[256];
+	FILE *f = cli_output_open(path, why, sizeof(why));
+	if (!f) {
+		fprintf(stderr, "ptshare: cannot write %s: %s\n", path, why);
+		return 1;
+	}
+	errno = 0;
+	report_text(f, r, command, top, verbose);
+	int err = cli_output_close(f);
+	if (err)
+		fprintf(stderr, "ptshare: writing %s: %s\n", path, strerror(err));
+	return err ? 1 : 0;
+}
+
+int write_reports(const struct report *r, const char *command, const char *text,
+		  const char *json, const char *html, size_t top, bool verbose)
+{
+	int bad = 0;
+	if (text)
+		bad = write_text(text, r, command, top, verbose);
+	else if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
 		report_text(stdout, r, command, top, verbose);
-	return write_report_files(r, json, html);
+	return bad | write_report_files(r, json, html);
 }

@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                      [--top N] [--verbose]\n"
+	      "                      [--top N] [-o FILE] [--verbose]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run --record FILE` offline: every\n"
 	      "record the daemon applied (the shim's calls, the page faults, what\n"
@@ -26,6 +26,8 @@ static void usage(FILE *f)
 	      "                  of the text report)\n"
 	      "  --html FILE     also write the report as an HTML page (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
+	      "                  pid), not stdout\n"
 	      "  --verbose       also say why the model refused each process's\n"
 	      "                  records (the last reason)\n"
 	      "\n"
@@ -45,22 +47,24 @@ int cmd_replay(int argc, char **argv)
 	struct cli_parser p;
 	bool verbose = false;
 	cli_parser_init(&p, "ptshare replay", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "");
-	while (cli_next(&p, argc, argv) != -1)
-		verbose = true; /* --verbose, the one of its own */
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "o:");
+	const char *text = NULL;
+	int c;
+	while ((c = cli_next(&p, argc, argv)) != -1)
+		if (c == 'v')
+			verbose = true;
+		else if (!(text = cli_output_template(&p, optarg)))
+			return CLI_USAGE_STATUS;
 	if (p.status >= 0)
 		return p.status;
 	if (optind + 1 != argc) {
-		fprintf(stderr, "ptshare replay: %s\n",
-			optind == argc ? "which trace?" : "one trace at a time");
-		usage(stderr);
-		return 2;
+		return cli_usage(p.name, "%s", optind == argc ? "which trace?"
+				 : "one trace at a time");
 	}
 	struct mm_worlds ws;
 	char err[256];
 	if (mm_worlds_init(&ws, p.v.policies, err, sizeof(err))) {
-		fprintf(stderr, "ptshare replay: %s\n", err);
-		return 2;
+		return cli_usage(p.name, "%s", err);
 	}
 	FILE *f = fopen(argv[optind], "rb");
 	struct ingest *g = f ? ingest_new(&ws, NULL, NULL) : NULL;
@@ -79,8 +83,8 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), "replay", p.v.json, p.v.html,
-			      (size_t)p.v.top_n, verbose);
+	int w = write_reports(ingest_report(g), "replay", text, p.v.json,
+			      p.v.html, (size_t)p.v.top_n, verbose);
 	ingest_free(g);
 	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;

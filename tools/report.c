@@ -48,7 +48,8 @@ static void usage(FILE *f)
 	      "  --html FILE     also write the report as an HTML page ('-': stdout)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  --no-read       what the daemon knows already: no /proc read first\n"
-	      "  -o FILE         write the text report to FILE (0600), not stdout\n"
+	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
+	      "                  pid), not stdout\n"
 	      "\n"
 	      "Files are created 0600.  Exit status: 0 report written, 1 no daemon\n"
 	      "there, or it refused or failed (the reason printed), 2 usage error.\n",
@@ -236,7 +237,8 @@ int cmd_report(int argc, char **argv)
 			socket = optarg;
 			break;
 		case 'o':
-			dest[OUT_TEXT] = optarg;
+			if (!(dest[OUT_TEXT] = cli_output_template(&p, optarg)))
+				return CLI_USAGE_STATUS;
 			break;
 		case 'N':
 			flags |= PTS_REPORT_NO_READ;
@@ -249,11 +251,8 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error(&p, "bad number", p.v.top);
 	dest[OUT_JSON] = p.v.json;
 	dest[OUT_HTML] = p.v.html;
-	if (optind < argc) {
-		say("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return cli_usage_error(&p, "unexpected argument", argv[optind]);
 	/* The text goes to stdout unless -o, or another output went there. */
 	bool stdout_taken = false;
 	for (size_t i = OUT_JSON; i < NOUT; i++)
@@ -263,11 +262,8 @@ int cmd_report(int argc, char **argv)
 	size_t on_stdout = 0;
 	for (size_t i = 0; i < NOUT; i++)
 		on_stdout += dest[i] && !strcmp(dest[i], "-");
-	if (!socket || on_stdout > 1) {
-		say("%s", !socket ? "--socket PATH is required"
-				  : "only one output can go to stdout");
-		usage(stderr);
-		return 2;
-	}
+	if (!socket || on_stdout > 1)
+		return cli_usage(p.name, "%s", !socket ? "--socket PATH is required"
+				 : "only one output can go to stdout");
 	return report(socket, dest, (uint32_t)p.v.top_n, flags);
 }

@@ -32,6 +32,7 @@ struct run_options {
 	const char *name; /* "ptshare run": for messages */
 	struct cli_values v; /* passed on to the daemon as given */
 	const char *output;
+	const char *report_socket; /* --report-socket; NULL: in the run's dir */
 	unsigned daemon_timeout_s; /* --daemon-timeout; 0: not watched */
 	char **cmd;
 	enum run_layout layout;
@@ -40,7 +41,7 @@ struct run_options {
 /* run_options.c */
 
 /* The options of `ptshare run` (docs/run.md) into o, for the command
- * name, whose usage() is printed on --help and on a usage error.  -1 to go
+ * name, whose usage() is printed on --help.  -1 to go
  * on, else the exit status (0 after --help, 2 after a usage error). */
 int run_options_parse(struct run_options *o, const char *name,
 		      void (*usage)(FILE *f), int argc, char **argv);
@@ -52,7 +53,7 @@ struct run_setup {
 	char daemon[PATH_MAX], shim[PATH_MAX], program[PATH_MAX];
 };
 
-/* ptshared and libptshare.so beside us, and o->cmd resolved and checked:
+/* ptshared and libptshare.so in our private folder, and o->cmd resolved and checked:
  * -1 to go on, else the exit status (1, 2, 126, 127; the reason printed). */
 int run_setup(struct run_setup *s, const struct run_options *o);
 

@@ -1,20 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /* The command line of `ptshare run`, which `ptshare aslr` shares: one
  * parser, so that an option means the same in both. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/un.h>
 
 #include "cli/cli.h"
+#include "cli/cli_options.h"
 #include "run.h"
 #include "ptshare/mm.h"
 
 /* Longer bounds are surely a mistake in the unit. */
 #define DAEMON_TIMEOUT_MAX 3600
 
+/* Whether an output at path would be stdout, which CMD writes to. */
+static bool is_stdout(const char *path)
+{
+	return path && (!strcmp(path, "-") || !strcmp(path, "/dev/stdout") ||
+			!strcmp(path, "/dev/fd/1") || !strcmp(path, "/proc/self/fd/1"));
+}
+
 int run_options_parse(struct run_options *o, const char *name,
 		      void (*usage)(FILE *f), int argc, char **argv)
 {
 	static const struct option own[] = {
 		{ "daemon-timeout", required_argument, NULL, 'T' },
+		{ "report-socket", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	struct cli_parser p;
@@ -28,7 +40,13 @@ int run_options_parse(struct run_options *o, const char *name,
 				   .daemon_timeout_s = DAEMON_TIMEOUT_DEFAULT };
 	while ((c = cli_next(&p, argc, argv)) != -1) {
 		if (c == 'o') {
-			o->output = optarg;
+			if (!(o->output = cli_output_template(&p, optarg)))
+				return CLI_USAGE_STATUS;
+		} else if (c == 'S') {
+			if (strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+				return cli_usage_error(&p, "--report-socket is too long "
+						       "for a socket's path", optarg);
+			o->report_socket = optarg;
 		} else if (cli_u64(optarg, &timeout) || timeout > DAEMON_TIMEOUT_MAX) {
 			return cli_usage_error(&p, "bad --daemon-timeout (seconds, "
 					       "at most an hour)", optarg);
@@ -39,18 +57,22 @@ int run_options_parse(struct run_options *o, const char *name,
 	if (p.status >= 0)
 		return p.status;
 	o->v = p.v;
-	if (optind >= argc) {
-		fprintf(stderr, "%s: no command to run\n", name);
-		usage(stderr);
-		return 2;
-	}
+	/* CMD's stdout is ours: a report there would be mixed with what CMD
+	 * writes, and no reader could take it apart. */
+	const char *mixed = is_stdout(o->v.json) ? o->v.json
+			    : is_stdout(o->v.html) ? o->v.html
+			    : is_stdout(o->output) ? o->output : NULL;
+	if (mixed)
+		return cli_usage(name, "'%s' is CMD's stdout too: its output and "
+				 "the report would mix; name a file", mixed);
+	if (optind >= argc)
+		return cli_usage(name, "no command to run");
 	o->cmd = argv + optind;
 	struct mm_worlds ws;
 	char err[256];
 	if (o->v.policies &&
 	    mm_worlds_init(&ws, o->v.policies, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", name, err);
-		return 2;
+		return cli_usage(name, "%s", err);
 	}
 	if (o->v.policies)
 		mm_worlds_free(&ws);

@@ -27,6 +27,7 @@
 
 #include "ingest/ingest.h"
 #include "cli/path_open.h"
+#include "commands.h"
 #include "ptshare/wire.h"
 #include "run.h"
 
@@ -48,7 +49,10 @@ struct run_state {
 	char ended_why[REPORT_CUT_WHY_MAX];
 };
 
-/* ptshared and libptshare.so, from the directory this program is in. */
+/* ptshared and libptshare.so, in ptshare's private folder: where the build
+ * and the install put it, relative to the directory this program is in
+ * (PTSHARE_PKGLIBDIR_FROM_BINDIR, "../lib/ptshare"), so that a moved or
+ * installed tree finds its own. */
 static int find_companions(const char *who, char *daemon_path, char *shim_path,
 			   size_t cap)
 {
@@ -60,16 +64,18 @@ static int find_companions(const char *who, char *daemon_path, char *shim_path,
 	}
 	self[n] = '\0';
 	*strrchr(self, '/') = '\0';
-	if ((size_t)snprintf(daemon_path, cap, "%s/ptshared", self) >= cap ||
-	    (size_t)snprintf(shim_path, cap, "%s/libptshare.so", self) >= cap) {
+	const char *dir = PTSHARE_PKGLIBDIR_FROM_BINDIR;
+	if ((size_t)snprintf(daemon_path, cap, "%s/%s/ptshared", self, dir) >= cap ||
+	    (size_t)snprintf(shim_path, cap, "%s/%s/libptshare.so", self,
+			     dir) >= cap) {
 		fprintf(stderr, "%s: %s: path too long\n", who, self);
 		return -1;
 	}
 	const char *missing = access(daemon_path, X_OK) ? daemon_path
 			      : access(shim_path, R_OK) ? shim_path : NULL;
 	if (missing) {
-		fprintf(stderr, "%s: %s: %s (ptshared and libptshare.so "
-			"belong beside ptshare)\n", who, missing, strerror(errno));
+		fprintf(stderr, "%s: %s: %s (ptshared and libptshare.so belong "
+			"in %s/%s)\n", who, missing, strerror(errno), self, dir);
 		return -1;
 	}
 	return 0;
@@ -202,6 +208,7 @@ static pid_t start_program(struct run_state *s, const struct run_setup *su,
 	if (pid)
 		return pid;
 	sigprocmask(SIG_SETMASK, &s->orig_mask, NULL);
+	ptshare_sigpipe_restore();
 	if (program_env(su->shim, socket) || set_layout(s->o->layout)) {
 		fprintf(stderr, "%s: %s\n", s->o->name, strerror(errno));
 		_exit(126);
@@ -409,10 +416,14 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 	}
 	if (!make_private_dir(o->name, dir, sizeof(dir), socket, report, trace,
 			      sizeof(socket))) {
+		/* The user's report socket is the daemon's to make and remove:
+		 * what is at its path when the daemon refuses it is not ours. */
+		if (o->report_socket)
+			snprintf(report, sizeof(report), "%s", o->report_socket);
 		r->status = traced(&s, su, socket, report, trace, want_report, r);
 		watch_free(&s.watch);
-		for (const char *const *p = (const char *const[]){ socket, report,
-								    trace, NULL };
+		for (const char *const *p = (const char *const[]){
+			     socket, trace, o->report_socket ? NULL : report, NULL };
 		     *p; p++)
 			if (unlink(*p) && errno != ENOENT)
 				fprintf(stderr, "%s: %s: %s\n", o->name, *p,

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: ptshare snapshot [--pid PID [--tree]] [--policy LIST]\n"
 	      "                        [--json FILE] [--html FILE] [--top N]\n"
-	      "                        [--min-mapping BYTES]\n"
+	      "                        [--min-mapping BYTES] [-o FILE]\n"
 	      "\n"
 	      "Reads every process the caller may read (or PID, and with --tree its\n"
 	      "descendants) from /proc: mappings, populated pages (PAGEMAP_SCAN) and\n"
@@ -46,6 +46,8 @@ static void usage(FILE *f)
 	      "  --html FILE        also write the report as an HTML page (0600)\n"
 	      "  --top N            processes and mappings to list (default 20, 0: all)\n"
 	      "  --min-mapping B    list mappings of at least B bytes (default 2 MiB)\n"
+	      "  -o FILE            write the text report to FILE (0600; %p: ptshare's\n"
+	      "                     pid), not stdout\n"
 	      "\n"
 	      "Exit status: 0 report written, 1 nothing could be read or the JSON\n"
 	      "or HTML could not be written, 2 usage error.\n",
@@ -194,7 +196,8 @@ int cmd_snapshot(int argc, char **argv)
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare snapshot", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "");
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "o:");
+	const char *text = NULL;
 	uint64_t pid = 0, min_mapping = MM_SPAN(PT_PTE);
 	bool tree = false;
 	int c;
@@ -211,21 +214,22 @@ int cmd_snapshot(int argc, char **argv)
 			if (cli_u64(optarg, &min_mapping))
 				return cli_usage_error(&p, "bad number", optarg);
 			break;
+		case 'o':
+			if (!(text = cli_output_template(&p, optarg)))
+				return CLI_USAGE_STATUS;
+			break;
 		}
 	}
 	if (p.status >= 0)
 		return p.status;
-	if (optind < argc || (tree && !pid)) {
-		fprintf(stderr, "ptshare snapshot: %s\n", optind < argc
-			? "unexpected argument" : "--tree needs --pid");
-		usage(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return cli_usage_error(&p, "unexpected argument", argv[optind]);
+	if (tree && !pid)
+		return cli_usage(p.name, "--tree needs --pid");
 	struct snapshot s = { 0 };
 	char err[256];
 	if (mm_worlds_init(&s.ws, p.v.policies, err, sizeof(err))) {
-		fprintf(stderr, "ptshare snapshot: %s\n", err);
-		return 2;
+		return cli_usage(p.name, "%s", err);
 	}
 	struct procfs_pids pids = { 0 };
 	int r = pid ? select_pids((int)pid, tree, &pids) : procfs_list_pids(&pids);
@@ -257,8 +261,8 @@ int cmd_snapshot(int argc, char **argv)
 		r = 1;
 		goto out;
 	}
-	r = write_reports(&rep, "snapshot", p.v.json, p.v.html, (size_t)p.v.top_n,
-			  false);
+	r = write_reports(&rep, "snapshot", text, p.v.json, p.v.html,
+			  (size_t)p.v.top_n, false);
 	report_free(&rep);
 	if (!r && !s.nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");

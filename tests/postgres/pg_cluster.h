@@ -58,8 +58,9 @@ int pg_cluster_create(struct pg_cluster *c);
 /*
  * The path by which the postgres user runs the program at path: path
  * itself, or, when the user cannot reach it (a build directory under a
- * private home), a copy of every file of its directory (ptshare finds
- * ptshared and libptshare.so beside itself) in DIR/bin, written into out.
+ * private home), a copy of every file of its directory in DIR/bin, and of
+ * ptshare's private folder in DIR/lib/ptshare (where ptshare finds
+ * ptshared and libptshare.so, relative to itself), written into out.
  * After pg_cluster_create; NULL, said on stderr, when neither works.
  */
 const char *pg_cluster_reach(const struct pg_cluster *c, const char *path,

@@ -190,35 +190,62 @@ done:
 	return r;
 }
 
+/* The regular files of from into to, a directory made for them (0755,
+ * the cluster user's, its parents too): 0 or -1, said. */
+static int copy_dir(const struct pg_cluster *c, const char *from, char *to)
+{
+	for (char *p = to + 1; ; p++) {
+		if (*p && *p != '/')
+			continue;
+		char was = *p;
+		*p = '\0';
+		int made = mkdir(to, 0755) ? (errno == EEXIST ? 0 : -1)
+			   : chown(to, c->uid, c->gid);
+		*p = was;
+		if (made) {
+			fprintf(stderr, "pg_cluster: %s: %s\n", to,
+				strerror(errno));
+			return -1;
+		}
+		if (!was)
+			break;
+	}
+	DIR *d = opendir(from);
+	if (!d) {
+		fprintf(stderr, "pg_cluster: %s: %s\n", from, strerror(errno));
+		return -1;
+	}
+	char src[PATH_MAX * 2], dst[PATH_MAX * 2];
+	int r = 0;
+	for (struct dirent *e; !r && (e = readdir(d)); ) {
+		if (e->d_type != DT_REG)
+			continue;
+		snprintf(src, sizeof(src), "%s/%s", from, e->d_name);
+		snprintf(dst, sizeof(dst), "%s/%s", to, e->d_name);
+		r = copy_file(c, src, dst);
+	}
+	closedir(d);
+	return r;
+}
+
 const char *pg_cluster_reach(const struct pg_cluster *c, const char *path,
 			     char *out, size_t cap)
 {
 	if (pg_user_may(c, path, X_OK))
 		return path;
-	char dir[PATH_MAX], bin[PATH_MAX], from[PATH_MAX * 2], to[PATH_MAX * 2];
+	char dir[PATH_MAX], bin[PATH_MAX], lib[PATH_MAX], from[PATH_MAX * 2];
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (!slash)
 		return NULL;
 	*slash = '\0';
-	pg_cluster_path(c, "bin", bin, sizeof(bin));
-	DIR *d = opendir(dir);
-	if (!d || mkdir(bin, 0755) || chown(bin, c->uid, c->gid)) {
-		fprintf(stderr, "pg_cluster: %s: %s\n", d ? bin : dir, strerror(errno));
-		if (d)
-			closedir(d);
-		return NULL;
-	}
-	int r = 0;
-	for (struct dirent *e; !r && (e = readdir(d)); ) {
-		if (e->d_type != DT_REG)
-			continue;
-		snprintf(from, sizeof(from), "%s/%s", dir, e->d_name);
-		snprintf(to, sizeof(to), "%s/%s", bin, e->d_name);
-		r = copy_file(c, from, to);
-	}
-	closedir(d);
-	if (r || (size_t)snprintf(out, cap, "%s/%s", bin, slash + 1) >= cap ||
+	/* The program's folder and ptshare's private one, laid out as the
+	 * build lays them out (docs/run.md). */
+	pg_cluster_path(c, PTSHARE_BINDIR, bin, sizeof(bin));
+	pg_cluster_path(c, PTSHARE_PKGLIBDIR, lib, sizeof(lib));
+	snprintf(from, sizeof(from), "%s/%s", dir, PTSHARE_PKGLIBDIR_FROM_BINDIR);
+	if (copy_dir(c, dir, bin) || copy_dir(c, from, lib) ||
+	    (size_t)snprintf(out, cap, "%s/%s", bin, slash + 1) >= cap ||
 	    !pg_user_may(c, out, X_OK))
 		return NULL;
 	return out;

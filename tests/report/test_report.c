@@ -460,7 +460,8 @@ static void test_cli(void **state)
 	expect_cmd((const char *[]){ PTSHARE_PATH, "report", "--socket", "s", "more",
 				     NULL }, 2, "unexpected argument 'more'");
 	expect_cmd((const char *[]){ PTSHARE_PATH, "report", "--bogus", NULL }, 2,
-		   "usage: ptshare report");
+		   "ptshare report: unknown option '--bogus'\n"
+		   "Try 'ptshare report --help' for more information.\n");
 
 	/* ptshared: something at the report socket's path already. */
 	char dir[64];

@@ -36,6 +36,9 @@ static void expect(const char *const args[], int want, const char *const says[])
 		if (!strstr(c.text[1], says[i]))
 			fail_msg("no '%s' in:\n%s", says[i], c.text[1]);
 	assert_no_sanitizer_report(&c);
+	/* A usage error says what was wrong, not the whole help. */
+	if (want == 2)
+		assert_null(strstr(c.text[1], "usage:"));
 	/* The program did not run: it would have said so on stdout. */
 	assert_string_equal(c.text[0], "");
 	assert_int_equal(dir_entries(run_tmpdir), 0);
@@ -45,9 +48,15 @@ static void expect(const char *const args[], int want, const char *const says[])
 static void test_usage(void **state)
 {
 	expect((const char *[]){ "run", NULL }, 2,
-	       (const char *[]){ "no command to run", "usage: ptshare run", NULL });
+	       (const char *[]){ "ptshare run: no command to run\n"
+				 "Try 'ptshare run --help' for more information.\n",
+				 NULL });
 	expect((const char *[]){ "run", "--bogus", "--", RUN_SUBJECT_PATH, NULL }, 2,
-	       (const char *[]){ "usage: ptshare run", NULL });
+	       (const char *[]){ "ptshare run: unknown option '--bogus'\nTry ",
+				 NULL });
+	expect((const char *[]){ "run", "--interval", NULL }, 2,
+	       (const char *[]){ "ptshare run: option needs an argument: "
+				 "'--interval'\n", NULL });
 	expect((const char *[]){ "run", "--interval", "soon", "--", RUN_SUBJECT_PATH,
 				 NULL }, 2, (const char *[]){ "bad number 'soon'", NULL });
 	expect((const char *[]){ "run", "--top", "-3", "--", RUN_SUBJECT_PATH, NULL },

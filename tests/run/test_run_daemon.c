@@ -200,7 +200,8 @@ static void test_usage(void **state)
 		{ { "--socket", sock, "--policy", "nonsense" }, 2, "nonsense" },
 		{ { "--socket", sock, "--ready-fd", "99" }, 2, "not an open file" },
 		{ { "--socket", sock, "extra" }, 2, "unexpected argument" },
-		{ { "--socket", sock, "--bogus" }, 2, "usage: ptshared" },
+		{ { "--socket", sock, "--bogus" }, 2, "ptshared: unknown option "
+		  "'--bogus'\nTry 'ptshared --help' for more information.\n" },
 		{ { "--socket", missing }, 1, "cannot listen on" },
 		{ { "--socket", sock, "--json", missing }, 1, "cannot write" },
 		{ { "--socket", sock, "--record", missing }, 1, "cannot write" },
@@ -213,8 +214,15 @@ static void test_usage(void **state)
 		if (!strstr(c.text[1], cases[i].says))
 			fail_msg("case %zu: no '%s' in:\n%s", i, cases[i].says, c.text[1]);
 		assert_no_sanitizer_report(&c);
+		/* A usage error says what was wrong, not the whole help. */
+		if (cases[i].status == 2)
+			assert_null(strstr(c.text[1], "usage:"));
 		cmd_free(&c);
 	}
+	const char *version[] = { PTSHARED_PATH, "--version", NULL };
+	assert_int_equal(cmd_run(&c, version, NULL), 0);
+	assert_string_equal(c.text[0], "ptshared " PTSHARE_VERSION "\n");
+	cmd_free(&c);
 	const char *help[] = { PTSHARED_PATH, "--help", NULL };
 	assert_int_equal(cmd_run(&c, help, NULL), 0);
 	assert_non_null(strstr(c.text[0], "usage: ptshared"));

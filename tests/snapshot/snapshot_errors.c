@@ -101,6 +101,12 @@ static void expect_usage_error(const char *const *args)
 	assert_int_equal(r->code, 2);
 	assert_true(r->errlen > 0);
 	assert_int_equal(r->outlen, 0);
+	/* One line of what was wrong, then where the help is. */
+	const char *try = "Try 'ptshare snapshot --help' for more information.\n";
+	char *nl = strchr(r->err, '\n');
+	assert_int_equal(strncmp(r->err, "ptshare snapshot: ", 18), 0);
+	assert_non_null(nl);
+	assert_string_equal(nl + 1, try);
 }
 
 static void test_usage(void **state)
@@ -273,6 +279,18 @@ static void test_permission(void **state)
 	}
 	printf("whole machine as nobody: %zu modelled, %zu denied\n",
 	       jr_len(procs), denied);
+	/* The text says them in one line, not one each. */
+	snapshot(r, NOBODY, (const char *const[]){ "--top", "1", NULL });
+	assert_int_equal(r->code, 0);
+	/* (Root's processes come and go between the two readings, but
+	 * never down to 3.) */
+	assert_true(denied > 3);
+	size_t said = 0;
+	for (const char *p = r->out; (p = strstr(p, "permission denied")); p++)
+		said++;
+	if (said != 1 || !strstr(r->out, " processes: permission denied"))
+		run_dump(r, "whole machine as nobody, in text", true);
+	assert_int_equal(said, 1);
 	assert_int_equal(group_stop(&g), 0);
 }
 
