@@ -25,7 +25,12 @@
  * directory), and with --heartbeat it beats in a memfd (--heartbeat-fd):
  * both, as `ptshare run` starts it (docs/run.md).
  *
+ * With --policy LIST the daemon models those policies (its --policy)
+ * rather than every built-in one: the cost of a policy per record is the
+ * difference of two runs.
+ *
  * usage: ingest [--records N] [--repeat N] [--trace] [--heartbeat]
+ *               [--policy LIST]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,6 +58,7 @@
 
 static char dir[64], sock_path[108], trace_path[108];
 static bool with_trace, with_heartbeat;
+static const char *policies; /* --policy for the daemon; NULL: its default */
 
 static _Noreturn void die(const char *what)
 {
@@ -298,6 +304,10 @@ static pid_t daemon_start(void)
 			argv[n++] = "--heartbeat-fd";
 			argv[n++] = "4";
 		}
+		if (policies) {
+			argv[n++] = "--policy";
+			argv[n++] = policies;
+		}
 		execv(PTSHARED_PATH, (char *const *)argv);
 		_exit(127);
 	}
@@ -355,6 +365,8 @@ int main(int argc, char **argv)
 			records = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
+			policies = argv[++i];
 	snprintf(dir, sizeof(dir), "/tmp/ptshare-bench-XXXXXX");
 	if (!mkdtemp(dir))
 		die("mkdtemp");
@@ -386,9 +398,11 @@ int main(int argc, char **argv)
 	int n = (int)repeat;
 	double t = bench_median(rate_t, n), d = bench_median(rate_d, n);
 	double rt = bench_median(ratio, n), noise = bench_noise(ratio, n);
-	printf("ingest from %d clients, %u records each, median of %u%s%s:\n",
-	       CLIENTS, records, repeat, with_trace ? ", daemon with a trace" : "",
-	       with_heartbeat ? ", daemon with a heartbeat" : "");
+	printf("ingest from %d clients, %u records each, median of %u%s%s, "
+	       "policies %s:\n", CLIENTS, records, repeat,
+	       with_trace ? ", daemon with a trace" : "",
+	       with_heartbeat ? ", daemon with a heartbeat" : "",
+	       policies ? policies : "every built-in one");
 	printf("                  records/s  us/record  HELLO round trip: flooded  alone\n");
 	printf("  trivial reader %10.0f %10.3f %26.1f us %6.1f us\n", t, 1e6 / t,
 	       bench_median(hello_t, n) * 1e6, lone_t * 1e6);

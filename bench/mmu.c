@@ -13,7 +13,9 @@
  *     has 65,000 (vm.max_map_count): the cost per mapping against a process
  *     of 1,000 (the VMA set must not cost a move per VMA);
  *   - a 64 MiB populate (the most one record may ask), by mm_fault_range
- *     against mm_fault page by page, into empty tables and again.
+ *     against mm_fault page by page, into empty tables and again;
+ *   - the policies of issue 14 against the goals, and what a record and a
+ *     checkpoint cost in each policy's world (the daemon feeds every one).
  * Goals (issue 2): >= 10M faults/s, <= 1 ms for the shared fork under
  * mccracken-2005, <= 80 bytes per table page beyond the presence map; a
  * goal line says "within noise" when the spread of the rounds does not
@@ -92,11 +94,16 @@ static double fault_rate(const struct mm_policy *p, uint64_t len, bool shuffle)
 		order[j] = t;
 	}
 	struct mm_world *w = world_with(p, len, true);
+	/* Under a policy that maps the shmem by 2 MiB pages only the first
+	 * touch of a span is a fault: the rate is of touches. */
+	int want = p->huge_shmem ? -1 : 1;
 	double t0 = now();
-	for (uint64_t i = 0; i < pages; i++)
-		if (mm_fault(w, 1, BASE + (uint64_t)order[i] * MM_PAGE_SIZE,
-			     false) != 1)
+	for (uint64_t i = 0; i < pages; i++) {
+		int r = mm_fault(w, 1, BASE + (uint64_t)order[i] * MM_PAGE_SIZE,
+				 false);
+		if (want < 0 ? r < 0 : r != want)
 			die(w, "fault");
+	}
 	double t = now() - t0;
 	mm_world_free(w);
 	free(order);
@@ -238,6 +245,88 @@ static void forks(void)
 	}
 }
 
+/* The policies of issue 14, each against the goals: touches per second
+ * over 16 GiB of shared memory in order, and the 64 GiB shared fork (and
+ * the private one, which copies as linux does). */
+static void new_policies(void)
+{
+	static const struct mm_policy *const pols[] = {
+		&mm_policy_hugetlb_2m, &mm_policy_thp_shmem, &mm_policy_mshare,
+		&mm_policy_cow_pte,
+	};
+	for (size_t k = 0; k < sizeof(pols) / sizeof(pols[0]); k++) {
+		struct figure rate, sh, pr;
+		struct mm_proc_stats cs, cp;
+		for (int i = 0; i < rounds; i++)
+			rate.v[i] = fault_rate(pols[k], 16 * GIB, false);
+		figure_done(&rate);
+		time_fork(pols[k], 64 * GIB, true, &sh, &cs);
+		time_fork(pols[k], 64 * GIB, false, &pr, &cp);
+		printf("%s: touches (in order) %.1fM/s +-%.1f%%, goal >= 10M/s: "
+		       "%s; fork, 64 GiB populated shared %.3f ms +-%.1f%% (%llu "
+		       "tables copied), goal <= 1 ms: %s; private, written "
+		       "%.3f ms +-%.1f%% (%llu copied, %llu linked)\n",
+		       pols[k]->name,
+		       rate.median / 1e6, 100 * rate.noise,
+		       bench_verdict(rate.median, 10e6, true, rate.noise),
+		       sh.median * 1e3, 100 * sh.noise,
+		       (unsigned long long)cs.fork_tables_copied,
+		       bench_verdict(sh.median, 1e-3, false, sh.noise),
+		       pr.median * 1e3, 100 * pr.noise,
+		       (unsigned long long)cp.fork_tables_copied,
+		       (unsigned long long)cp.fork_tables_linked);
+	}
+}
+
+/* What the daemon's per-record work costs per policy (every policy is a
+ * world fed each record): ns per record of bench/ingest's mix (MMAP,
+ * MPROTECT, MUNMAP of 64 KiB, one after another), and us per checkpoint
+ * of a process mapping 1 GiB of shared memory, every page present (the
+ * observation a HELLO, fork or EXIT checkpoint makes), in each world. */
+static void per_record(void)
+{
+	const uint64_t region = 64 << 10, n = 300000;
+	for (const struct mm_policy *const *p = mm_policies; *p; p++) {
+		struct figure rec, ck;
+		for (int i = 0; i < rounds; i++) {
+			struct mm_world *w = mm_world_new(*p);
+			if (!w || mm_create(w, 1))
+				die(w, "setting up");
+			double t0 = now();
+			for (uint64_t k = 0; k < n / 3; k++) {
+				uint64_t a = BASE + (k % 1024) * region;
+				struct mm_mapping m = {
+					.addr = a, .len = region,
+					.prot = MM_PROT_READ | MM_PROT_WRITE,
+					.obj = { MM_OBJ_ANON, 0, 0 },
+				};
+				if (mm_map(w, 1, &m) ||
+				    mm_protect(w, 1, a, region, MM_PROT_READ) ||
+				    mm_unmap(w, 1, a, region))
+					die(w, "records");
+			}
+			rec.v[i] = (now() - t0) / n;
+			mm_world_free(w);
+			w = world_with(*p, GIB, true);
+			struct mm_run run = { .start = BASE, .end = BASE + GIB };
+			if (mm_observe(w, 1, BASE, BASE + GIB, &run, 1) < 0)
+				die(w, "populating");
+			t0 = now();
+			for (int k = 0; k < 10; k++)
+				if (mm_observe(w, 1, BASE, BASE + GIB, &run, 1) < 0)
+					die(w, "observing");
+			ck.v[i] = (now() - t0) / 10;
+			mm_world_free(w);
+		}
+		figure_done(&rec);
+		figure_done(&ck);
+		printf("per record, %s: %.0f ns +-%.1f%% (map, mprotect, munmap "
+		       "of 64 KiB); checkpoint of 1 GiB shared, populated: %.0f us "
+		       "+-%.1f%%\n", (*p)->name, rec.median * 1e9,
+		       100 * rec.noise, ck.median * 1e6, 100 * ck.noise);
+	}
+}
+
 /* Size: a process with 64 GiB populated, every table private. */
 static void size(void)
 {
@@ -304,6 +393,8 @@ int main(int argc, char **argv)
 	printf("bench/mmu: medians of %d rounds, +- their spread\n", rounds);
 	faults();
 	forks();
+	new_policies();
+	per_record();
 	size();
 	mappings();
 	populates();

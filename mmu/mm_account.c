@@ -40,6 +40,7 @@ static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
 		.fork_tables_copied = mm->c.fork_tables_copied,
 		.fork_pages_copied = mm->c.fork_pages_copied,
 		.fork_tables_linked = mm->c.fork_tables_linked,
+		.cow_copies = mm->c.cow_copies,
 		.vmas = mm->vmas.n,
 	};
 	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v))
@@ -93,12 +94,98 @@ static double users_walk(struct pt_table *t, enum users_pass pass)
 	return pss;
 }
 
+/* Tables below t, t included (its deposits too). */
+static uint64_t tables_below(const struct pt_table *t)
+{
+	uint64_t n = 1 + (t->level == PT_PMD ? t->nr_deposits : 0);
+	if (t->level == PT_PTE)
+		return n;
+	for (unsigned i = 0, seen = 0; seen < t->nr_tables; i++)
+		if (pt_entry_is_table(t->e[i])) {
+			seen++;
+			n += tables_below(pt_entry_table(t->e[i]));
+		}
+	return n;
+}
+
+void mm_mshare_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS])
+{
+	struct mm_proc_stats s = { 0 };
+	if (w->host)
+		count_view(w->host->pgd, false, &s);
+	memcpy(out, s.tables, sizeof(s.tables));
+}
+
+/* Each region's tables, shared out among the processes mapping it. */
+void mm_mshare_pss(struct mm_world *w)
+{
+	for (struct mm_space *mm = w->first; mm; mm = mm->next)
+		mm->host_pss = 0;
+	if (!w->host)
+		return;
+	uint64_t gen = w->mshare_gen; /* a process counted once per region */
+	for (size_t i = 0; i < w->objects.cap; i++) {
+		const struct mm_object *o = w->objects.slot[i].item;
+		if (!o || !o->mshare_slots)
+			continue;
+		uint64_t n = 0, tables = 0, s0 = o->mshare_base / MM_SPAN(PT_PUD);
+		for (uint64_t s = s0; s < s0 + o->mshare_slots; s++)
+			if (pt_entry_is_table(w->host->pgd->e[s]))
+				tables += tables_below(
+					pt_entry_table(w->host->pgd->e[s]));
+		gen++;
+		for (const struct mm_vma *v = o->first; v; v = v->obj_next)
+			if (v->mshare && v->mm->mark != gen) {
+				v->mm->mark = gen;
+				n++;
+			}
+		gen++;
+		for (const struct mm_vma *v = o->first; v; v = v->obj_next)
+			if (v->mshare && v->mm->mark != gen) {
+				v->mm->mark = gen;
+				v->mm->host_pss += (double)(tables * MM_PAGE_SIZE) / n;
+			}
+	}
+	w->mshare_gen = gen;
+}
+
+/* PTE tables (deposits too) below t whose span meets a private VMA. */
+static uint64_t private_ptes(const struct mm_space *mm, const struct pt_table *t,
+			     uint64_t tbase)
+{
+	uint64_t n = 0, esz = MM_ENTRY(t->level);
+	for (unsigned i = 0, seen = 0; seen < t->nr_tables + t->nr_leaves; i++) {
+		uint64_t e = t->e[i], eb = tbase + i * esz;
+		if (!e)
+			continue;
+		seen++;
+		if (pt_entry_is_leaf(e) && e != PT_LEAF_DEPOSIT)
+			continue;
+		if (t->level > PT_PMD) {
+			if (pt_entry_is_table(e))
+				n += private_ptes(mm, pt_entry_table(e), eb);
+			continue;
+		}
+		const struct mm_vma *v;
+		uint64_t start = eb, end = eb + esz; /* the macro's names */
+		vma_for_each_in(v, mm, start, end) {
+			if (!(v->flags & MM_VMA_SHARED)) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 		   struct mm_world_totals *totals)
 {
 	struct mm_world_totals t = { 0 };
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 		t.distinct[l] = w->tables[l];
+	mm_mshare_tables(w, t.host);
+	mm_mshare_pss(w);
 	for (struct mm_space *mm = w->first; mm; mm = mm->next) {
 		mm->pgd->users = 1;
 		users_walk(mm->pgd, USERS_COUNT);
@@ -106,7 +193,9 @@ int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 	for (struct mm_space *mm = w->first; mm; mm = mm->next) {
 		struct mm_proc_stats s;
 		proc_stats(mm, &s);
-		s.pss_bytes = users_walk(mm->pgd, USERS_PSS);
+		s.pss_bytes = users_walk(mm->pgd, USERS_PSS) + mm->host_pss;
+		if (w->policy.mshare)
+			s.private_pte_tables = private_ptes(mm, mm->pgd, 0);
 		for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 			t.linked[l] += s.tables[l];
 		if (t.processes < cap)
@@ -208,8 +297,16 @@ int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 			.anon_pages = v->anon != 0,
 			.reason = mm_vma_reason(&w->policy, v),
 		};
-		count_range(mm->pgd, 0, v->start, v->end, false, &info.tables,
-			    &info.shared);
+		uint64_t hs, hl;
+		if (v->mshare && w->host && mm_mshare_addr(v, v->start, &hs) &&
+		    mm_mshare_addr(v, v->end - MM_PAGE_SIZE, &hl)) {
+			/* The host's tables for it, shared by definition. */
+			count_range(w->host->pgd, 0, hs, hl + MM_PAGE_SIZE, true,
+				    &info.tables, &info.shared);
+		} else {
+			count_range(mm->pgd, 0, v->start, v->end, false,
+				    &info.tables, &info.shared);
+		}
 		int r = fn(&info, arg);
 		if (r)
 			return r;

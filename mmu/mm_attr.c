@@ -28,9 +28,10 @@ static int modify_range(struct mm_world *w, struct mm_space *mm,
 	struct mm_vma *v;
 	if (unshare)
 		vma_for_each_in(v, mm, start, end)
-			if (alters(v, ch))
-				mm_unshare(w, mm, max_u64(start, v->start),
-					   min_u64(end, v->end));
+			if (alters(v, ch) &&
+			    mm_unshare(w, mm, max_u64(start, v->start),
+				       min_u64(end, v->end)))
+				return -ENOMEM;
 	struct mm_vma *first = mm_vma_find(mm, start);
 	struct mm_vma *last = mm_vma_find(mm, end - 1);
 	if ((first && alters(first, ch) && mm_vma_split(w, mm, start)) ||

@@ -158,6 +158,40 @@ static int check_objects(struct mm_world *w, uint64_t linked)
 	return 0;
 }
 
+/* The host holds tables only in its regions' slots, and every object's
+ * count of VMAs in its region is right. */
+static int check_mshare(struct mm_world *w, struct census *cs)
+{
+	for (size_t i = 0; i < w->objects.cap; i++) {
+		const struct mm_object *o = w->objects.slot[i].item;
+		uint32_t n = 0;
+		if (!o)
+			continue;
+		for (const struct mm_vma *v = o->first; v; v = v->obj_next)
+			n += v->mshare;
+		if (n != o->mshare_vmas || (n && !o->mshare_slots) ||
+		    (!n && o->mshare_slots))
+			return BAD(w, "an object has %u VMAs in mshare, counts "
+				   "%u, %u slots", n, o->mshare_vmas,
+				   o->mshare_slots);
+		for (uint64_t s = 0; s < o->mshare_slots; s++)
+			if (w->host && w->host->pgd->e[o->mshare_base /
+							MM_SPAN(PT_PUD) + s])
+				w->host->pgd->users++; /* this slot is a region's */
+	}
+	if (!w->host)
+		return 0;
+	struct pt_table *pgd = w->host->pgd;
+	unsigned used = 0;
+	for (unsigned i = 0; i < PT_ENTRIES; i++)
+		used += pgd->e[i] != 0;
+	bool ok = pgd->users == used;
+	pgd->users = 0;
+	if (!ok || pgd->level != PT_PGD || pgd->share != 1 || pgd->nr_leaves)
+		return BAD(w, "the mshare host holds tables outside its regions");
+	return pgd == w->empty_pgd ? 0 : census_table(w, cs, pgd);
+}
+
 int mm_check(struct mm_world *w)
 {
 	int r = mm_begin(w);
@@ -172,6 +206,8 @@ int mm_check(struct mm_world *w)
 			 !(r = check_placement(w, mm, mm->pgd, 0)))
 			r = census_table(w, &cs, mm->pgd);
 	}
+	if (!r)
+		r = check_mshare(w, &cs);
 	int r2 = check_shares(w, &cs); /* also clears the users it counted */
 	ptr_map_free(&cs.seen);
 	if (!r)

@@ -14,18 +14,27 @@ static unsigned popcount_map(const struct pt_table *t, const uint64_t *mask)
 }
 
 /*
- * Makes addr present in mm, at v's leaf level.  Returns 1 when it was not
- * present in the table mm uses, 0 when it was, or -ENOMEM.
+ * Makes addr present in tm (mm, or the mshare host at the host's address)
+ * at level leaf; sv: the VMA whose sharers the walk may link (NULL in the
+ * host).  Returns 1 when it was not present in the table tm uses, 0 when
+ * it was, or -ENOMEM.
  */
-static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
-		    uint64_t addr)
+static int populate_at(struct mm_world *w, struct mm_space *tm,
+		       struct mm_vma *v, struct mm_vma *sv, uint64_t addr,
+		       unsigned leaf, bool write)
 {
-	unsigned leaf = mm_vma_leaf_level(v);
 	struct pt_table *t;
-	int r = mm_pt_walk_alloc(w, mm, v, addr, leaf, &t, NULL);
+	int r = mm_pt_walk_alloc(w, tm, sv, addr, leaf, &t, NULL);
 	if (r)
 		return r < 0 ? r : 0;
 	unsigned i = pt_index(addr, leaf);
+	/* cow-pte: a write, or a page to add, breaks a shared table. */
+	if (leaf == PT_PTE && t->share > 1 && w->policy.cow_pte &&
+	    (write || !pt_test(t, i))) {
+		if (mm_cow_break_at(w, tm, addr))
+			return -ENOMEM;
+		t = mm_pt_lookup(tm->pgd, addr, PT_PTE, NULL);
+	}
 	if (leaf == PT_PTE) {
 		if (pt_test(t, i))
 			return 0;
@@ -36,6 +45,21 @@ static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		return 0;
 	mm_pt_set_leaf(w, t, i, !v->obj && !v->huge_shift);
 	return 1;
+}
+
+/* Makes v's page at addr present in mm, or in the mshare host when v is in
+ * a region (a page past the region's end is not modelled). */
+static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
+		    uint64_t addr, bool write)
+{
+	unsigned leaf = mm_leaf_level_at(v, addr);
+	if (!v->mshare)
+		return populate_at(w, mm, v, v, addr, leaf, write);
+	struct mm_space *host = mm_mshare_host(w);
+	if (!host)
+		return -ENOMEM;
+	return mm_mshare_addr(v, addr, &addr)
+		       ? populate_at(w, host, v, NULL, addr, leaf, write) : 0;
 }
 
 /* The VMA a fault at addr is in, when it allows the access (else NULL,
@@ -74,40 +98,54 @@ int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 	struct mm_vma *v = fault_vma(w, mm, addr, write, &r);
 	if (!v)
 		return r;
-	r = populate(w, mm, v, addr);
+	r = populate(w, mm, v, addr, write);
 	if (r > 0)
 		mm->c.faults++;
 	return r;
 }
 
 /*
- * The pages of [start, end) in v made present as faults one by one would
- * make them; *faults counts those that were not.  Small pages a PTE table
- * at a time: the walk the first page of the table's span would make (it
- * allocates, or finds a sharer's table, for the rest), then its bits.
+ * The pages of [start, end) in tm made present as faults one by one would
+ * make them; *faults counts those that were not (a hugetlb page counts
+ * leaf_pages).  Small pages a PTE table at a time: the walk the first page
+ * of the table's span would make (it allocates, or finds a sharer's table,
+ * for the rest), then its bits.  tm, sv: as populate_at(); the addresses
+ * are tm's.
  */
-static int populate_in(struct mm_world *w, struct mm_space *mm,
-		       struct mm_vma *v, uint64_t start, uint64_t end,
-		       uint64_t *faults)
+static int populate_span(struct mm_world *w, struct mm_space *tm,
+			 struct mm_vma *v, struct mm_vma *sv, uint64_t start,
+			 uint64_t end, uint64_t leaf_pages, bool write,
+			 uint64_t *faults)
 {
 	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
 	for (uint64_t a = start, next; a < end; a = next) {
 		next = min_u64(align_down(a, unit) + unit, end);
-		if (v->huge_shift) {
-			int r = populate(w, mm, v, a);
+		bool as_huge = !v->mshare && mm_span_huge(v, a);
+		if (v->huge_shift || as_huge) {
+			int r = populate_at(w, tm, v, sv, a,
+					    as_huge ? PT_PMD : mm_vma_leaf_level(v),
+					    write);
 			if (r < 0)
 				return r;
-			*faults += (uint64_t)r;
+			*faults += (uint64_t)r * (as_huge ? 1 : leaf_pages);
 			continue;
 		}
 		struct pt_table *t;
-		int r = mm_pt_walk_alloc(w, mm, v, a, PT_PTE, &t, NULL);
+		int r = mm_pt_walk_alloc(w, tm, sv, a, PT_PTE, &t, NULL);
 		if (r < 0)
 			return r;
 		if (r) /* a huge leaf maps the span: every page is present */
 			continue;
 		uint64_t sb = align_down(a, unit);
 		unsigned lo = (a - sb) >> MM_PAGE_SHIFT, hi = (next - sb) >> MM_PAGE_SHIFT;
+		bool adds = false;
+		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+			adds |= (pt_mask_word(lo, hi, k) & ~t->e[k]) != 0;
+		if (t->share > 1 && w->policy.cow_pte && (write || adds)) {
+			if (mm_cow_break_at(w, tm, a))
+				return -ENOMEM;
+			t = mm_pt_lookup(tm->pgd, a, PT_PTE, NULL);
+		}
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
 			uint64_t bits = pt_mask_word(lo, hi, k) & ~t->e[k];
 			*faults += __builtin_popcountll(bits);
@@ -115,6 +153,26 @@ static int populate_in(struct mm_world *w, struct mm_space *mm,
 		}
 	}
 	return 0;
+}
+
+/* populate_span() of [start, end) of v, in mm or in v's mshare region. */
+static int populate_in(struct mm_world *w, struct mm_space *mm,
+		       struct mm_vma *v, uint64_t start, uint64_t end,
+		       uint64_t leaf_pages, bool write, uint64_t *faults)
+{
+	if (!v->mshare)
+		return populate_span(w, mm, v, v, start, end, leaf_pages, write,
+				     faults);
+	uint64_t hs, he, last;
+	if (!mm_mshare_addr(v, start, &hs))
+		return 0;
+	he = mm_mshare_addr(v, end - MM_PAGE_SIZE, &last) ? last + MM_PAGE_SIZE
+		: v->obj->mshare_base + (uint64_t)v->obj->mshare_slots *
+						MM_SPAN(PT_PUD);
+	struct mm_space *host = mm_mshare_host(w);
+	return host ? populate_span(w, host, v, NULL, hs, he, leaf_pages, write,
+				    faults)
+		    : -ENOMEM;
 }
 
 int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
@@ -132,7 +190,8 @@ int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
 	for (uint64_t a = addr, end = addr + len; a < end && !r;) {
 		struct mm_vma *v = fault_vma(w, mm, a, write, &r);
 		if (v) {
-			r = populate_in(w, mm, v, a, min_u64(end, v->end), &faults);
+			r = populate_in(w, mm, v, a, min_u64(end, v->end), 1,
+					write, &faults);
 			a = v->end;
 		}
 	}
@@ -229,10 +288,25 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 		int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
 		if (r)
 			return r < 0 ? r : 0;
+		if (w->policy.cow_pte && t->share > 1) {
+			if (mm_cow_break_at(w, mm, sb))
+				return -ENOMEM;
+			t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
+		}
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
 			*newly += __builtin_popcountll(obs[k] & ~t->e[k]);
 			t->e[k] |= obs[k];
 		}
+	}
+	/* cow-pte: a page gone from a shared table is this process's change:
+	 * the table breaks first. */
+	bool gone = false;
+	for (unsigned k = 0; t && k < PT_ENTRIES / 64; k++)
+		gone |= (t->e[k] & mask[k] & ~obs[k]) != 0;
+	if (gone && w->policy.cow_pte && t->share > 1) {
+		if (mm_cow_break_at(w, mm, sb))
+			return -ENOMEM;
+		t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
 	}
 	if (t && !shared)
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
@@ -259,7 +333,7 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 	if (v->huge_shift) {
 		unsigned leaf = mm_vma_leaf_level(v);
 		if (any) {
-			int r = populate(w, mm, v, cb);
+			int r = populate(w, mm, v, cb, false);
 			*newly += r > 0 ? (ce - cb) >> MM_PAGE_SHIFT : 0;
 			return r < 0 ? r : 0;
 		}
@@ -271,6 +345,23 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 		return 0;
 	}
 	uint64_t sb = align_down(cb, MM_SPAN(PT_PTE));
+	if (mm_span_huge(v, cb)) {
+		/* As if hugetlb or shmem THP: a page seen anywhere in the span
+		 * was one fault mapping all of it; a whole span seen empty
+		 * was zapped. */
+		if (any) {
+			int r = populate(w, mm, v, cb, false);
+			*newly += r > 0;
+			return r < 0 ? r : 0;
+		}
+		bool shared;
+		struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD, &shared);
+		unsigned i = pt_index(sb, PT_PMD);
+		if (cb == sb && ce == sb + MM_SPAN(PT_PTE) && pmd && !shared &&
+		    pt_entry_is_leaf(pmd->e[i]))
+			mm_pt_clear_entry(w, pmd, i);
+		return 0;
+	}
 	bool thp = any && runs[ri].huge && runs[ri].start <= sb &&
 		   runs[ri].end >= sb + MM_SPAN(PT_PTE) && v->start <= sb &&
 		   sb + MM_SPAN(PT_PTE) <= v->end;
@@ -323,6 +414,22 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 		       struct mm_vma *v, uint64_t lo, uint64_t hi,
 		       const struct mm_run *runs, size_t n, uint64_t *newly)
 {
+	/* In an mshare region: the pages seen join the host's, which one
+	 * process's scan cannot take away from the others. */
+	if (v->mshare) {
+		uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_PAGE_SIZE;
+		for (size_t j = 0; j < n && runs[j].start < hi; j++) {
+			uint64_t rs = max_u64(runs[j].start, lo);
+			uint64_t re = min_u64(runs[j].end, hi);
+			int r = rs < re ? populate_in(w, mm, v, rs, re,
+						      unit >> MM_PAGE_SHIFT,
+						      false, newly)
+					: 0;
+			if (r)
+				return r;
+		}
+		return 0;
+	}
 	/* Anonymous pages in a private mapping: it was written (anon_vma). */
 	for (size_t j = 0; !v->anon && !(v->flags & MM_VMA_SHARED) && j < n &&
 			   runs[j].start < hi; j++)

@@ -21,6 +21,19 @@ static struct pt_table *child_table(struct fork_ctx *f, uint64_t addr,
 									  : t;
 }
 
+/* cow-pte shares the PTE table at base unless a VMA there is not the
+ * child's as it is the parent's (VM_DONTCOPY; WIPEONFORK, which the child
+ * gets empty): then copy_pte_range() copies it. */
+static bool cow_shares(const struct mm_space *parent, uint64_t base)
+{
+	const struct mm_vma *x;
+	uint64_t start = base, end = base + MM_SPAN(PT_PTE); /* the macro's */
+	vma_for_each_in(x, parent, start, end)
+		if (x->flags & (MM_VMA_DONTFORK | MM_VMA_WIPEONFORK))
+			return false;
+	return true;
+}
+
 /*
  * Duplicates, within the VMA, the parent's entries of table t (level >= PMD)
  * whose span starts at tbase.  patch_linked: the posted patch would have
@@ -69,6 +82,18 @@ static int fork_table(struct fork_ctx *f, struct pt_table *t, uint64_t tbase,
 		}
 		if (!f->copy)
 			continue;
+		if (p->cow_pte && cow_shares(v->mm, eb)) {
+			/* copy_cow_pte_range(): the whole table, whichever VMAs
+			 * meet its span, linked once; the PMD page is the
+			 * child's own. */
+			if (!(ct = child_table(f, eb, t->level)))
+				return -ENOMEM;
+			if (!ct->e[i]) {
+				mm_pt_link(ct, i, c);
+				f->child->c.fork_tables_linked++;
+			}
+			continue;
+		}
 		if (!(ct = child_table(f, eb, PT_PTE)))
 			return -ENOMEM;
 		unsigned a = (max_u64(v->start, eb) - eb) >> MM_PAGE_SHIFT;

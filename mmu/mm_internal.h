@@ -17,6 +17,11 @@ struct mm_object {
 	/* The VMAs mapping this object, world-wide, in mapping order: the
 	 * model's i_mmap, searched for sharers. */
 	struct mm_vma *first, *last;
+	/* mshare: the object's region in the host (mm_mshare.c), slots of
+	 * 512 GiB from mshare_base; 0 slots: no region.  mshare_vmas: the
+	 * VMAs placed in it, world-wide; the region goes with the last. */
+	uint64_t mshare_base;
+	uint32_t mshare_slots, mshare_vmas;
 };
 
 struct mm_vma {
@@ -28,6 +33,7 @@ struct mm_vma {
 	uint32_t anon;            /* anon_vma identity; 0: no anonymous pages */
 	bool anon_forked;         /* anon_vma inherited at fork (chain not singular) */
 	uint32_t huge_shift;      /* hugetlb page shift, 0 for small pages */
+	bool mshare;              /* its pages are in its object's mshare region */
 	struct mm_vma *obj_prev, *obj_next;
 	struct avl_node node;     /* in its process's set, by start */
 };
@@ -35,6 +41,7 @@ struct mm_vma {
 struct mm_counters {
 	uint64_t faults, faults_observed;
 	uint64_t fork_tables_copied, fork_pages_copied, fork_tables_linked;
+	uint64_t cow_copies;
 };
 
 struct mm_space {
@@ -45,6 +52,9 @@ struct mm_space {
 	struct mm_vma *hint;      /* last VMA found: faults come in runs */
 	struct mm_counters c;
 	struct mm_space *prev, *next; /* creation order */
+	/* Scratch of the accounting walk: its share of mshare regions. */
+	uint64_t mark;
+	double host_pss;
 };
 
 enum mm_finding_kind {
@@ -71,6 +81,11 @@ struct mm_world {
 	uint64_t max_tables;      /* of them, 0: no limit */
 	uint64_t findings[MM_FINDING_NR];
 	uint32_t next_anon;
+	/* mshare: the host mm holding every region's tables (no VMAs, not a
+	 * process), and which of its 256 slots of 512 GiB regions use. */
+	struct mm_space *host;
+	uint64_t mshare_slot_used[4];
+	uint64_t mshare_gen;      /* marks of mm_mshare_pss() */
 	bool no_zero_page;        /* a read of private anonymous memory
 				   * allocates its page (mm_world_set_zero_page) */
 	bool poisoned;
@@ -167,6 +182,13 @@ void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
 		    bool deposit);
 void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx);
 int mm_pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx);
+/* cow-pte: the PTE table at pmd->e[idx], shared, replaced in mm by a copy
+ * of its own (the break of a copy-on-write table); the copy, or NULL
+ * (out of memory).  A table only mm uses is returned as it is. */
+struct pt_table *mm_pt_cow_break(struct mm_world *w, struct mm_space *mm,
+				 struct pt_table *pmd, unsigned idx);
+/* The same for the PTE table mapping addr in mm, if any: 0, or -ENOMEM. */
+int mm_cow_break_at(struct mm_world *w, struct mm_space *mm, uint64_t addr);
 
 /* mm_share.c: the policy's sharing rules */
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v);
@@ -176,8 +198,32 @@ bool mm_patch_shares_level(const struct mm_policy *p, const struct mm_vma *v,
 			   uint64_t addr, unsigned level);
 struct pt_table *mm_find_sharer(struct mm_world *w, struct mm_vma *v,
 				uint64_t addr, unsigned level);
-void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		uint64_t end);
+/* 0, or -ENOMEM (cow-pte copies tables). */
+int mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	       uint64_t end);
+
+/* mm_huge.c: shared shmem as if mapped by 2 MiB pages (huge_shmem) */
+bool mm_vma_as_huge(const struct mm_vma *v);
+/* The whole aligned 2 MiB span of addr is in v and mapped by a PMD leaf. */
+bool mm_span_huge(const struct mm_vma *v, uint64_t addr);
+/* The level of the table whose entry maps addr in v. */
+unsigned mm_leaf_level_at(const struct mm_vma *v, uint64_t addr);
+
+/* mm_mshare.c: regions whose tables exist once, in the host */
+bool mm_mshare_wants(const struct mm_policy *p, const struct mm_mapping *m);
+void mm_mshare_link(struct mm_world *w, struct mm_vma *v);
+void mm_mshare_unlink(struct mm_world *w, struct mm_vma *v);
+/* The host's address of v's page at addr; false when v is not in a region
+ * or addr lies past its end (the object grew: not modelled). */
+bool mm_mshare_addr(const struct mm_vma *v, uint64_t addr, uint64_t *out);
+struct mm_space *mm_mshare_host(struct mm_world *w);
+int mm_mshare_zap(struct mm_world *w, const struct mm_vma *v, uint64_t start,
+		  uint64_t end);
+void mm_mshare_free(struct mm_world *w);
+/* Host tables per level, all regions. */
+void mm_mshare_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS]);
+/* Each process's share of the regions it maps, into mm->host_pss. */
+void mm_mshare_pss(struct mm_world *w);
 
 /* mm_zap.c */
 int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,

@@ -64,6 +64,7 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 		.prot = m->prot,
 		.flags = m->flags,
 		.huge_shift = m->huge_shift,
+		.mshare = mm_mshare_wants(&w->policy, m),
 	};
 	/* Unmap first: it may free the object this mapping is of. */
 	struct mm_object *o = NULL;

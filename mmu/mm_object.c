@@ -49,6 +49,7 @@ void mm_object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after)
 		v->obj_next->obj_prev = v;
 	else
 		o->last = v;
+	mm_mshare_link(v->mm->w, v);
 }
 
 /* Unlinks an object-backed VMA; the object goes when nothing maps it. */
@@ -57,6 +58,7 @@ void mm_object_unlink(struct mm_vma *v)
 	struct mm_object *o = v->obj;
 	if (!o)
 		return;
+	mm_mshare_unlink(v->mm->w, v);
 	if (v->obj_prev)
 		v->obj_prev->obj_next = v->obj_next;
 	else

@@ -165,8 +165,8 @@ static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
 		    uint32_t flags)
 {
 	if (len) {
-		mm_unshare(w, mm, old, old + len);
-		if (mm_vma_split(w, mm, old) || mm_vma_split(w, mm, old + len))
+		if (mm_unshare(w, mm, old, old + len) ||
+		    mm_vma_split(w, mm, old) || mm_vma_split(w, mm, old + len))
 			return -ENOMEM;
 	}
 	struct mm_vma *v = mm_vma_find(mm, old), *nv;

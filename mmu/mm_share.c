@@ -18,6 +18,13 @@ static enum mm_reason scope_reason(const struct mm_policy *p,
 	case MM_SCOPE_HUGETLB_SHARED:
 		return v->huge_shift && !priv ? MM_REASON_SHAREABLE
 					      : MM_REASON_NOT_HUGETLB_SHARED;
+	case MM_SCOPE_SHMEM_HUGE_SHARED:
+		return (v->huge_shift || mm_vma_as_huge(v)) && !priv
+			       ? MM_REASON_SHAREABLE
+			       : MM_REASON_NOT_SHARED_SHMEM;
+	case MM_SCOPE_MSHARE:
+		return priv ? MM_REASON_PRIVATE
+		       : v->mshare ? MM_REASON_SHAREABLE : MM_REASON_NOT_PLACED;
 	case MM_SCOPE_FILE:
 		break;
 	}
@@ -36,21 +43,28 @@ static enum mm_reason scope_reason(const struct mm_policy *p,
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v)
 {
 	enum mm_reason r = scope_reason(p, v);
-	if (r != MM_REASON_SHAREABLE)
-		return r;
-	for (unsigned l = 0; l < PT_NR_LEVELS; l++) {
-		uint64_t base = align_down(v->start + MM_SPAN(l) - 1, MM_SPAN(l));
-		if ((p->levels & (1u << l)) && covers(v, base, l))
-			return r;
+	if (r == MM_REASON_SHAREABLE && !p->mshare) {
+		for (unsigned l = 0; l < PT_NR_LEVELS; l++) {
+			uint64_t base = align_down(v->start + MM_SPAN(l) - 1,
+						   MM_SPAN(l));
+			if ((p->levels & (1u << l)) && covers(v, base, l))
+				return r;
+		}
+		r = MM_REASON_NO_WHOLE_SPAN;
 	}
-	return MM_REASON_NO_WHOLE_SPAN;
+	/* Not shared, but mapped by PMD leaves where it covers a span. */
+	uint64_t sb = align_down(v->start + MM_SPAN(PT_PTE) - 1, MM_SPAN(PT_PTE));
+	if (r != MM_REASON_SHAREABLE && mm_vma_as_huge(v) &&
+	    covers(v, sb, PT_PTE))
+		return MM_REASON_HUGE_PAGES;
+	return r;
 }
 
 /* May the table at `level` covering addr be shared under the policy? */
 bool mm_shares_level(const struct mm_policy *p, const struct mm_vma *v,
 		     uint64_t addr, unsigned level)
 {
-	return (p->levels & (1u << level)) &&
+	return !p->mshare && (p->levels & (1u << level)) &&
 	       covers(v, align_down(addr, MM_SPAN(level)), level) &&
 	       scope_reason(p, v) == MM_REASON_SHAREABLE;
 }
@@ -191,11 +205,24 @@ static void patch_unshare_walk(struct patch_unshare *s, struct pt_table *t,
 	}
 }
 
-void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		uint64_t end)
+/* cow-pte: every shared PTE table meeting [start, end) copied for mm. */
+static int cow_break_range(struct mm_world *w, struct mm_space *mm,
+			   uint64_t start, uint64_t end)
 {
+	for (uint64_t sb = align_down(start, MM_SPAN(PT_PTE)); sb < end;
+	     sb += MM_SPAN(PT_PTE))
+		if (mm_cow_break_at(w, mm, sb))
+			return -ENOMEM;
+	return 0;
+}
+
+int mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
+	       uint64_t end)
+{
+	if (w->policy.cow_pte)
+		return cow_break_range(w, mm, start, end);
 	if (w->policy.scope == MM_SCOPE_NONE)
-		return;
+		return 0;
 	struct patch_unshare sim = { start, end, 0, 0 };
 	if (w->policy.patch_findings)
 		patch_unshare_walk(&sim, mm->pgd, start, end);
@@ -203,4 +230,5 @@ void mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	w->findings[MM_FINDING_UNSHARE_PAST_END] += sim.out;
 	if (w->policy.patch_findings)
 		w->findings[MM_FINDING_UNSHARE_MISSED] += n - sim.in;
+	return 0;
 }

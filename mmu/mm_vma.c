@@ -115,6 +115,9 @@ int mm_vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 	struct mm_vma *v = mm_vma_first_after(mm, addr);
 	if (!v || v->start >= addr)
 		return 0;
+	/* cow-pte: __split_vma() breaks a shared table it cuts. */
+	if (addr % MM_SPAN(PT_PTE) && mm_cow_break_at(w, mm, addr))
+		return -ENOMEM;
 	struct mm_vma *tail = mm_vma_new(w, mm, v);
 	if (!tail)
 		return -ENOMEM;
@@ -148,7 +151,7 @@ static bool can_merge(const struct mm_vma *a, const struct mm_vma *b)
 {
 	if (a->end != b->start || a->obj != b->obj || a->prot != b->prot ||
 	    a->flags != b->flags || a->huge_shift != b->huge_shift ||
-	    (a->flags & MM_VMA_PFNMAP))
+	    a->mshare != b->mshare || (a->flags & MM_VMA_PFNMAP))
 		return false;
 	/* SysV and hugetlb VMAs have a close() operation: never merged. */
 	if (a->obj && (a->obj->id.kind == MM_OBJ_SYSV ||

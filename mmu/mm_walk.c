@@ -85,6 +85,34 @@ int mm_pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx)
 	return 0;
 }
 
+struct pt_table *mm_pt_cow_break(struct mm_world *w, struct mm_space *mm,
+				 struct pt_table *pmd, unsigned idx)
+{
+	struct pt_table *old = pt_entry_table(pmd->e[idx]);
+	if (old->share == 1)
+		return old; /* the last one: reused (cow_pte_count() == 1) */
+	struct pt_table *copy = mm_pt_alloc(w, PT_PTE);
+	if (!copy)
+		return NULL;
+	memcpy(copy->e, old->e, PT_ENTRIES / 8);
+	mm_pt_clear_entry(w, pmd, idx); /* share - 1 */
+	mm_pt_link(pmd, idx, copy);
+	mm->c.cow_copies++;
+	return copy;
+}
+
+int mm_cow_break_at(struct mm_world *w, struct mm_space *mm, uint64_t addr)
+{
+	if (!w->policy.cow_pte)
+		return 0;
+	struct pt_table *pmd = mm_pt_lookup(mm->pgd, addr, PT_PMD, NULL);
+	unsigned i = pt_index(addr, PT_PMD);
+	if (!pmd || !pt_entry_is_table(pmd->e[i]) ||
+	    pt_entry_table(pmd->e[i])->share == 1)
+		return 0;
+	return mm_pt_cow_break(w, mm, pmd, i) ? 0 : -ENOMEM;
+}
+
 /* The table at `level` covering addr, without allocating: NULL when a table
  * above is missing or a leaf maps addr.  *shared: the path is shared. */
 struct pt_table *mm_pt_lookup(struct pt_table *pgd, uint64_t addr,

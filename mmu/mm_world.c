@@ -35,6 +35,7 @@ void mm_world_free(struct mm_world *w)
 		}
 		free(mm);
 	}
+	mm_mshare_free(w);
 	for (size_t i = 0; i < w->objects.cap; i++)
 		free(w->objects.slot[i].item);
 	ptr_map_free(&w->objects);

@@ -11,7 +11,11 @@ static int add(struct mm_worlds *ws, const struct mm_policy *p, char *err,
 {
 	for (size_t i = 0; i < ws->n; i++)
 		if (!strcmp(ws->policy[i].name, p->name) &&
-		    ws->policy[i].levels == p->levels)
+		    ws->policy[i].levels == p->levels &&
+		    ws->policy[i].mshare_min == p->mshare_min &&
+		    ws->policy[i].mshare_nobj == p->mshare_nobj &&
+		    !memcmp(ws->policy[i].mshare_ino, p->mshare_ino,
+			    sizeof(p->mshare_ino)))
 			return 0; /* named twice */
 	if (ws->n == MM_WORLDS_MAX) {
 		snprintf(err, errlen, "at most %d policies", MM_WORLDS_MAX);
@@ -34,7 +38,7 @@ int mm_worlds_init(struct mm_worlds *ws, const char *list, char *err,
 		return -1;
 	if (!list) {
 		for (const struct mm_policy *const *p = mm_policies; *p; p++)
-			if (add(ws, *p, err, errlen))
+			if (!(*p)->opt_in && add(ws, *p, err, errlen))
 				goto fail;
 		return 0;
 	}

@@ -5,9 +5,12 @@
 #include "mm_internal.h"
 
 /* Detaches the shared tables below t meeting [start, end) and clears the
- * pages of the private ones; a huge leaf partly inside is split first. */
-static int zap_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
-		     uint64_t start, uint64_t end)
+ * pages of the private ones; a huge leaf partly inside is split first.
+ * cow-pte detaches a shared PTE table only when the range covers its whole
+ * span; else mm copies it first (zap_pte_range's break_cow_pte). */
+static int zap_table(struct mm_world *w, struct mm_space *mm,
+		     struct pt_table *t, uint64_t tbase, uint64_t start,
+		     uint64_t end)
 {
 	uint64_t esz = MM_ENTRY(t->level);
 	unsigned lo, hi;
@@ -26,6 +29,10 @@ static int zap_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
 		if (!pt_entry_is_table(e))
 			continue;
 		struct pt_table *c = pt_entry_table(e);
+		if (c->share > 1 && c->level == PT_PTE && w->policy.cow_pte &&
+		    (eb < start || eb + esz > end) &&
+		    !(c = mm_pt_cow_break(w, mm, t, i)))
+			return -ENOMEM;
 		if (c->share > 1) {
 			mm_pt_clear_entry(w, t, i);
 		} else if (c->level == PT_PTE) {
@@ -33,7 +40,7 @@ static int zap_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
 			unsigned b = (min_u64(end, eb + esz) - eb) >> MM_PAGE_SHIFT;
 			for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 				c->e[k] &= ~pt_mask_word(a, b, k);
-		} else if (zap_table(w, c, eb, start, end)) {
+		} else if (zap_table(w, mm, c, eb, start, end)) {
 			return -ENOMEM;
 		}
 	}
@@ -43,7 +50,7 @@ static int zap_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
 int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	   uint64_t end)
 {
-	return zap_table(w, mm->pgd, 0, start, end);
+	return zap_table(w, mm, mm->pgd, 0, start, end);
 }
 
 /* free_pgtables(): the tables meeting [start, end) whose whole span holds
@@ -141,6 +148,9 @@ int mm_remove(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	vma_for_each_in(v, mm, start, end) {
 		uint64_t lo = mm_vma_offset(v, max_u64(start, v->start));
 		uint64_t hi = lo + (min_u64(end, v->end) - max_u64(start, v->start));
+		if (v->mshare && mm_mshare_zap(w, v, max_u64(start, v->start),
+					       min_u64(end, v->end)))
+			return -ENOMEM;
 		for (struct mm_vma *s = v->obj->first; s; s = s->obj_next) {
 			uint64_t soff = s->pgoff << MM_PAGE_SHIFT;
 			uint64_t a = max_u64(lo, soff);

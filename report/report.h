@@ -233,6 +233,33 @@ struct report {
 };
 
 int report_build(struct report *r, const struct report_input *in);
+
+/* "What would help": a policy beside today's kernel (report_help.c). */
+struct report_help {
+	size_t k;                  /* the policy, an index of r->pol */
+	int64_t saved_bytes;       /* today's distinct table bytes - its own */
+	double saved_pct;          /* of today's */
+	/* first touches (faults seen and pagemap's) it avoids: over the run
+	 * (ptshare run), at the snapshot otherwise */
+	int64_t faults_avoided;
+	/* tables and pages the forks of the processes modelled did not copy */
+	int64_t fork_tables_avoided, fork_pages_avoided;
+	/* cow-pte: tables copied later, when a process wrote a shared one */
+	uint64_t deferred_copies;
+	const char *assumption;    /* what it needs, in a few words */
+};
+/* Every policy but linux, by bytes saved then faults avoided, the most
+ * first, into out (room for MM_WORLDS_MAX); returns how many. */
+size_t report_help(const struct report *r, struct report_help *out);
+
+/* Under mshare (policy k): the host's tables, held once; the tables the
+ * processes still pay for (their private and unplaced mappings'); of
+ * them, the PTE tables of private mappings, which mshare cannot hold. */
+struct report_mshare {
+	uint64_t host_tables, process_tables, private_pte_tables;
+};
+void report_mshare_cover(const struct report *r, size_t k,
+			 struct report_mshare *out);
 /* Replaces the processes' last checkpoints and the stream figures. */
 int report_set_finals(struct report *r, const struct report_final *finals,
 		      size_t n, const struct report_stream *stream);

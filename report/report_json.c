@@ -35,9 +35,32 @@ void report_json_by_policy(struct json *j, const char *key,
 	json_end_object(j);
 }
 
+/* "What would help": the policies ranked by what they save. */
+static void help(struct json *j, const struct report *r)
+{
+	struct report_help h[MM_WORLDS_MAX];
+	size_t n = report_help(r, h);
+	json_key(j, "help");
+	json_array(j);
+	for (size_t i = 0; i < n; i++) {
+		json_object(j);
+		json_member_string(j, "policy", r->pol[h[i].k].label);
+		json_member_i64(j, "saved_bytes", h[i].saved_bytes);
+		json_member_double(j, "saved_percent", h[i].saved_pct);
+		json_member_i64(j, "faults_avoided", h[i].faults_avoided);
+		json_member_i64(j, "fork_tables_avoided", h[i].fork_tables_avoided);
+		json_member_i64(j, "fork_pages_avoided", h[i].fork_pages_avoided);
+		json_member_u64(j, "deferred_copies", h[i].deferred_copies);
+		json_member_string(j, "assumption", h[i].assumption);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
 static void policies(struct json *j, const struct report *r)
 {
-	static const char *const scope[] = { "none", "file", "hugetlb-shared" };
+	static const char *const scope[] = { "none", "file", "hugetlb-shared",
+					     "shmem-huge-shared", "mshare" };
 	static const char *const match[] = { "same-range", "object-slot" };
 	json_key(j, "policies");
 	json_array(j);
@@ -55,6 +78,17 @@ static void policies(struct json *j, const struct report *r)
 		json_member_string(j, "scope", scope[p->scope]);
 		json_member_string(j, "match", p->scope == MM_SCOPE_NONE ? "none" : match[p->match]);
 		json_member_bool(j, "link_at_fork", p->link_at_fork);
+		json_member_bool(j, "huge_shmem", p->huge_shmem);
+		if (p->mshare) {
+			json_member_u64(j, "mshare_min", p->mshare_min);
+			json_key(j, "mshare_objects");
+			json_array(j);
+			for (unsigned i = 0; i < p->mshare_nobj; i++)
+				json_u64(j, p->mshare_ino[i]);
+			json_end_array(j);
+		}
+		if (p->assumption)
+			json_member_string(j, "assumption", p->assumption);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -75,6 +109,13 @@ static void policy_totals(struct json *j, size_t k, const void *arg)
 	levels(j, "shared", shared);
 	json_member_u64(j, "bytes", bytes);
 	json_member_i64(j, "saved_bytes", (int64_t)today - (int64_t)bytes);
+	if (r->pol[k].p.mshare) {
+		struct report_mshare m;
+		report_mshare_cover(r, k, &m);
+		levels(j, "host", r->totals[k].host);
+		json_member_u64(j, "process_tables", m.process_tables);
+		json_member_u64(j, "private_pte_tables", m.private_pte_tables);
+	}
 	json_key(j, "findings");
 	json_object(j);
 	for (size_t i = 0; i < r->pol[k].nfindings; i++)
@@ -175,6 +216,7 @@ static void process_policy(struct json *j, size_t k, const void *arg)
 	json_member_u64(j, "fork_tables_copied", s->fork_tables_copied);
 	json_member_u64(j, "fork_pages_copied", s->fork_pages_copied);
 	json_member_u64(j, "fork_tables_linked", s->fork_tables_linked);
+	json_member_u64(j, "cow_copies", s->cow_copies);
 }
 
 static void process(struct json *j, const struct report *r,
@@ -350,6 +392,7 @@ void report_json_value(struct json *j, const struct report *r)
 	json_member_u64(j, "version", REPORT_SCHEMA_VERSION);
 	json_member_string(j, "command", r->command);
 	json_member_u64(j, "page_size", MM_PAGE_SIZE);
+	help(j, r);
 	policies(j, r);
 	totals(j, r);
 	json_key(j, "processes");

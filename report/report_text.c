@@ -68,6 +68,57 @@ static void totals(FILE *f, const struct report *r)
 		      "docs/procfs.md)\n", f);
 }
 
+/* "What would help", first of all: the policies ranked by what they save,
+ * each with what it needs. */
+static void help(FILE *f, const struct report *r)
+{
+	struct report_help h[MM_WORLDS_MAX];
+	size_t n = report_help(r, h);
+	char a[16];
+	if (!n)
+		return;
+	fputs("what would help (page-table memory saved against today's "
+	      "kernel, ranked):\n", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%2zu. %-22s %s%9s (%5.1f%%), %" PRId64 " faults and %"
+			PRId64 " fork table copies avoided\n", i + 1,
+			r->pol[h[i].k].label, h[i].saved_bytes < 0 ? "-" : " ",
+			human((uint64_t)(h[i].saved_bytes < 0 ? -h[i].saved_bytes
+							      : h[i].saved_bytes),
+			      a, sizeof(a)),
+			h[i].saved_pct, h[i].faults_avoided,
+			h[i].fork_tables_avoided);
+		if (r->pol[h[i].k].p.cow_pte)
+			fprintf(f, "    %" PRIu64 " fork page entries not copied, %"
+				PRIu64 " tables copied later, when written\n",
+				(uint64_t)(h[i].fork_pages_avoided > 0
+						   ? h[i].fork_pages_avoided : 0),
+				h[i].deferred_copies);
+		fprintf(f, "    %s\n", h[i].assumption);
+	}
+	fputc('\n', f);
+}
+
+/* Under mshare: the host's tables once, what the processes still pay. */
+static void mshare_cover(FILE *f, const struct report *r)
+{
+	char a[16], b[16];
+	for (size_t k = 1; k < r->npol; k++) {
+		if (!r->pol[k].p.mshare)
+			continue;
+		struct report_mshare m;
+		report_mshare_cover(r, k, &m);
+		fprintf(f, "%s: the host holds %" PRIu64 " table pages (%s) once; "
+			"the processes still pay %" PRIu64 " (%s) of their own, "
+			"%" PRIu64 " PTE tables of them in private mappings, which "
+			"mshare cannot hold\n", r->pol[k].label, m.host_tables,
+			human(m.host_tables * MM_PAGE_SIZE, a, sizeof(a)),
+			m.process_tables,
+			human(m.process_tables * MM_PAGE_SIZE, b, sizeof(b)),
+			m.private_pte_tables);
+	}
+}
+
 static int by_today(const void *x, const void *y)
 {
 	const struct report_row *a = *(const struct report_row *const *)x;
@@ -409,7 +460,9 @@ void report_text(FILE *f, const struct report *r, const char *command,
 	cut_short(f, r);
 	peak_skipped(f, r);
 	fputs("\n", f);
+	help(f, r);
 	totals(f, r);
+	mshare_cover(f, r);
 	finals(f, r);
 	processes(f, r, top);
 	mappings(f, r, top);

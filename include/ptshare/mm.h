@@ -120,21 +120,32 @@ struct mm_proc_stats {
 	uint64_t tables[PT_NR_LEVELS];
 	/* Of those, the ones some other process (or mapping) uses too. */
 	uint64_t shared[PT_NR_LEVELS];
-	/* Sum over its tables of 4 KiB / users; only from mm_world_stats(). */
+	/* Sum over its tables of 4 KiB / users, and under mshare its share of
+	 * each region it maps (the region's tables / the processes mapping
+	 * it); only from mm_world_stats(). */
 	double pss_bytes;
 	uint64_t faults;          /* first touches reported by mm_fault() */
 	uint64_t faults_observed; /* first touches inferred by mm_observe() */
 	uint64_t fork_tables_copied;
 	uint64_t fork_pages_copied;
 	uint64_t fork_tables_linked;
+	/* cow-pte: shared PTE tables it copied when it first changed them
+	 * (the copies fork deferred). */
+	uint64_t cow_copies;
 	uint64_t vmas;
 	uint64_t mapped_bytes;
+	/* Under mshare, of tables[PT_PTE], those whose span meets a private
+	 * mapping, which mshare cannot hold; only from mm_world_stats(). */
+	uint64_t private_pte_tables;
 };
 
 struct mm_world_totals {
 	uint64_t processes;
 	uint64_t distinct[PT_NR_LEVELS]; /* table pages that exist system-wide */
 	uint64_t linked[PT_NR_LEVELS];   /* sum over processes of their view */
+	/* Of distinct, those the mshare host holds for its regions: no
+	 * process's VmPTE counts them (policy mshare; else 0). */
+	uint64_t host[PT_NR_LEVELS];
 };
 
 struct mm_world;

@@ -71,6 +71,21 @@
  *   3 per table: (0 + 1 + 2) * 59 = 177.  The other findings stay 0 (no
  *   mprotect or mremap is modelled; D has no anon pages).
  *
+ * - hugetlb-2m and thp-shmem map the shared shmem and SysV mappings A, B
+ *   and C by 2 MiB leaves: each whole aligned span of them has no PTE
+ *   table, 32 + 4 + 8 = 44 per process, 4 * 44 in all (A covers no whole
+ *   1 GiB, so hugetlb-2m shares no PMD page).  D (a file) and E (private)
+ *   are as today.
+ *
+ * - mshare places A, B and C (MAP_SHARED, at least 2 MiB) in a region
+ *   each: the host holds a PUD page, a PMD page and the object's PTE
+ *   tables per region, 3 * 2 + 44 = 50 table pages, once.
+ *
+ * - "what would help" ranks the six policies by bytes saved: the two
+ *   sharing policies first (mccracken-2005 before aslr-tolerant: equal
+ *   savings and touches, then the column order), then hugetlb-2m and
+ *   thp-shmem, mshare, and hugetlb-pmd, which saves nothing here, last.
+ *
  * The snapshot models no fault and no fork: faults and fork_* are 0.
  */
 #define _GNU_SOURCE
@@ -221,10 +236,12 @@ static void test_header(void **state)
 	assert_int_equal(jr_path_u64(d, "page_size", 0), 4096);
 	assert_int_equal(jr_path_u64(d, "min_mapping_bytes", 0), 2 * SNAP_MiB);
 	static const char *const labels[] = { "linux", "mccracken-2005",
-					      "aslr-tolerant", "hugetlb-pmd" };
+					      "aslr-tolerant", "hugetlb-pmd",
+					      "hugetlb-2m", "thp-shmem",
+					      "mshare" };
 	const struct jr_value *p = jr_get(d, "policies");
-	assert_int_equal(jr_len(p), 4);
-	for (size_t i = 0; i < 4; i++)
+	assert_int_equal(jr_len(p), 7);
+	for (size_t i = 0; i < 7; i++)
 		assert_string_equal(jr_path_str(jr_at(p, i), "label"), labels[i]);
 	assert_string_equal(jr_path_str(d, "policies[1].match"), "same-range");
 	assert_string_equal(jr_path_str(d, "policies[2].match"), "object-slot");
@@ -304,6 +321,35 @@ static void test_sharing_per_process(void **state)
 			    (double)(tables * PAGE));
 		assert_true(jr_path_double(h, "saved_bytes", -1) == 0.0);
 	}
+}
+
+#define HUGE_PTE (32 + 4 + 8) /* A + B + C by 2 MiB pages: 44 */
+
+/* "What would help", ranked, and mshare's host tables. */
+static void test_help(void **state)
+{
+	(void)state;
+	static const char *const order[] = { "mccracken-2005", "aslr-tolerant",
+					     "hugetlb-2m", "thp-shmem", "mshare",
+					     "hugetlb-pmd" };
+	const struct jr_value *h = jr_get(t.doc, "help");
+	assert_int_equal(jr_len(h), 6);
+	for (size_t i = 0; i < 6; i++) {
+		const struct jr_value *e = jr_at(h, i);
+		assert_string_equal(jr_path_str(e, "policy"), order[i]);
+		assert_true(strlen(jr_path_str(e, "assumption")) > 5);
+		assert_int_equal(jr_path_i64(e, "fork_tables_avoided", 1), 0);
+	}
+	assert_int_equal(jr_path_i64(jr_at(h, 0), "saved_bytes", 0),
+			 (int64_t)(WORKERS * SHARED_PTE * PAGE));
+	assert_int_equal(jr_path_i64(jr_at(h, 2), "saved_bytes", 0),
+			 (int64_t)(NPROCS * HUGE_PTE * PAGE));
+	assert_int_equal(jr_path_i64(jr_at(h, 3), "saved_bytes", 0),
+			 (int64_t)(NPROCS * HUGE_PTE * PAGE));
+	assert_int_equal(jr_path_i64(jr_at(h, 5), "saved_bytes", 1), 0);
+	const struct jr_value *m = jr_path(t.doc, "totals.policies.mshare");
+	assert_int_equal(sum3(jr_get(m, "host")), 3 * 2 + HUGE_PTE);
+	assert_int_equal(jr_path_u64(m, "host.pte", 0), HUGE_PTE);
 }
 
 static void test_totals(void **state)
@@ -436,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_processes_exact),
 		cmocka_unit_test(test_sharing_per_process),
 		cmocka_unit_test(test_totals),
+		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_findings),
 		cmocka_unit_test(test_mappings),
 	};

@@ -58,6 +58,11 @@ int sc_setup_pud(void **state)
 	return setup_worlds(state, "mccracken-2005:pte+pmd+pud");
 }
 
+int sc_setup_extra(void **state, const char *spec)
+{
+	return setup_worlds(state, spec);
+}
+
 int sc_teardown(void **state)
 {
 	struct sc *s = *state;

@@ -77,6 +77,8 @@ struct sc_rc {
  * "mccracken-2005:pte+pmd+pud" as SC_EXTRA. */
 int sc_setup(void **state);
 int sc_setup_pud(void **state);
+/* The four and any policy spec as SC_EXTRA (hugetlb-2m, mshare:min=...). */
+int sc_setup_extra(void **state, const char *spec);
 int sc_teardown(void **state);
 #define SC_TEST(f) cmocka_unit_test_setup_teardown(f, sc_setup, sc_teardown)
 #define SC_TEST_PUD(f) cmocka_unit_test_setup_teardown(f, sc_setup_pud, sc_teardown)

@@ -124,6 +124,35 @@ static void parse_levels(void **state)
 	assert_int_equal(p.levels, L(PT_PTE) | L(PT_PUD));
 }
 
+/* mshare's options: the minimum size, or the objects named. */
+static void parse_mshare(void **state)
+{
+	struct mm_policy p;
+	char err[128] = "";
+
+	assert_int_equal(mm_policy_parse("mshare", &p, err, sizeof(err)), 0);
+	assert_true(p.mshare);
+	assert_int_equal(p.mshare_min, 2ULL << 20);
+	assert_int_equal(p.mshare_nobj, 0);
+	assert_int_equal(mm_policy_parse("mshare:min=64M", &p, err, sizeof(err)), 0);
+	assert_int_equal(p.mshare_min, 64ULL << 20);
+	assert_int_equal(mm_policy_parse("mshare:min=4096", &p, err, sizeof(err)), 0);
+	assert_int_equal(p.mshare_min, 4096);
+	assert_int_equal(mm_policy_parse("mshare:12+345", &p, err, sizeof(err)), 0);
+	assert_int_equal(p.mshare_nobj, 2);
+	assert_int_equal(p.mshare_ino[0], 12);
+	assert_int_equal(p.mshare_ino[1], 345);
+	assert_int_equal(mm_policy_parse("hugetlb-2m", &p, err, sizeof(err)), 0);
+	assert_true(p.huge_shmem);
+	assert_int_equal(p.scope, MM_SCOPE_SHMEM_HUGE_SHARED);
+	assert_int_equal(p.levels, L(PT_PMD));
+	assert_int_equal(mm_policy_parse("thp-shmem", &p, err, sizeof(err)), 0);
+	assert_true(p.huge_shmem);
+	assert_int_equal(p.scope, MM_SCOPE_NONE);
+	for (const struct mm_policy *const *q = mm_policies; *q; q++)
+		assert_true((*q)->assumption && strlen((*q)->assumption) > 5);
+}
+
 static void parse_bad(void **state)
 {
 	static const char *const bad[] = {
@@ -131,6 +160,9 @@ static void parse_bad(void **state)
 		"mccracken-2005:", "mccracken-2005:pte+", "mccracken-2005:+pte",
 		"mccracken-2005:pte++pmd", "mccracken-2005:foo",
 		"mccracken-2005:pte+pgd", "mccracken-2005:pte:pmd",
+		"mshare:", "mshare:min=", "mshare:min=2X", "mshare:12M",
+		"mshare:1+", "mshare:+1", "mshare:pte", "mshare:min=-1",
+		"thp-shmem:pmd",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -163,6 +195,7 @@ int main(void)
 		cmocka_unit_test(builtin_list),
 		cmocka_unit_test(parse_names),
 		cmocka_unit_test(parse_levels),
+		cmocka_unit_test(parse_mshare),
 		cmocka_unit_test(parse_bad),
 		cmocka_unit_test(reason_names),
 	};

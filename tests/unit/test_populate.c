@@ -120,7 +120,7 @@ static struct mm_mapping random_mapping(uint64_t *x)
 		.prot = prots[rnd(x) % 5], .fixed = true,
 		.obj = { MM_OBJ_ANON, 0, 0 },
 	};
-	switch (rnd(x) % 4) {
+	switch (rnd(x) % 5) {
 	case 0: /* a shared file at its own offset, whole spans: shareable */
 		m.obj = (struct mm_object_id){ MM_OBJ_FILE, 1, 7 };
 		m.addr = BASE + (a * PG & ~(SPAN - 1));
@@ -133,6 +133,13 @@ static struct mm_mapping random_mapping(uint64_t *x)
 		m.huge_shift = 21;
 		m.addr = BASE + (a * PG & ~(SPAN - 1));
 		m.len = SPAN * (1 + len % 3);
+		m.offset = m.addr - BASE;
+		m.flags = MM_VMA_SHARED;
+		break;
+	case 2: /* shared shmem anywhere, up to 3 spans: huge spans under
+		 * hugetlb-2m and thp-shmem, an mshare region under mshare */
+		m.obj = (struct mm_object_id){ MM_OBJ_SHMEM, 3, 11 };
+		m.len = PG * (1 + len * 3 * (SPAN / PG) / 1024);
 		m.offset = m.addr - BASE;
 		m.flags = MM_VMA_SHARED;
 		break;
@@ -209,6 +216,8 @@ static void range_as_pages(void **state)
 	const struct mm_policy *policies[] = {
 		&mm_policy_linux, &mm_policy_mccracken,
 		&mm_policy_aslr_tolerant, &mm_policy_hugetlb_pmd,
+		&mm_policy_hugetlb_2m, &mm_policy_thp_shmem, &mm_policy_mshare,
+		&mm_policy_cow_pte,
 	};
 	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
 		for (uint64_t seed = 1; seed <= 4; seed++) /* odd: zero page */

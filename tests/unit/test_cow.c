@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cow-pte (docs/model.md, "cow-pte"): fork shares the PTE tables it would
+ * copy; a process copies a shared one when it first changes it.  The
+ * issue's case worked by hand, then each rule, as SC_EXTRA beside the
+ * four built-in worlds (mm_check() after every operation).
+ */
+#include "scenario.h"
+
+static int setup_cow(void **state) { return sc_setup_extra(state, "cow-pte"); }
+
+static void check(struct mm_world *w)
+{
+	if (mm_check(w))
+		fail_msg("%s", mm_world_error(w));
+}
+
+/*
+ * 1 GiB of private anonymous memory at BASE (a 512 GiB boundary), every
+ * page written: 512 PTE tables, a PMD page, a PUD page.  Four children
+ * forked; each writes the first 10% of it (26,214 pages: 51 whole spans
+ * and 102 pages of the 52nd).
+ *   linux: each fork copies 514 tables (PUD, PMD, 512 PTE) and 262,144
+ *     pages' entries; the writes copy nothing more.
+ *   cow-pte: each fork allocates the child's PUD and PMD pages (2 tables
+ *     copied) and links the parent's 512 PTE tables, no entry copied; each
+ *     child's writes copy the 52 tables they meet: 4 x 52 = 208 copies
+ *     deferred.  Distinct PTE tables: 512 + 208 = 720 (linux: 5 x 512).
+ *   Then the parent writes a page of span 100, which no child wrote: that
+ *   table is still shared by five, the parent copies it (1); and a page
+ *   of span 0, whose table every child left: the parent's alone now,
+ *   reused (0 more).
+ */
+static void issue_case(void **state)
+{
+	(void)state;
+	const struct mm_policy *pols[] = { &mm_policy_linux, &mm_policy_cow_pte };
+	const uint64_t ten = 26214 * PG;
+	for (int k = 0; k < 2; k++) {
+		bool cow = k == 1;
+		struct mm_world *w = mm_world_new(pols[k]);
+		assert_non_null(w);
+		assert_int_equal(mm_create(w, 1), 0);
+		struct mm_mapping m = sc_anon(BASE, GiB(1), P_RW);
+		assert_int_equal(mm_map(w, 1, &m), 0);
+		assert_int_equal(mm_fault_range(w, 1, BASE, GiB(1), true), 262144);
+		check(w);
+		for (uint32_t c = 2; c <= 5; c++) {
+			struct mm_proc_stats s;
+			assert_int_equal(mm_fork(w, 1, c), 0);
+			check(w);
+			assert_int_equal(mm_proc_stats(w, c, &s), 0);
+			assert_int_equal(s.fork_tables_copied, cow ? 2 : 514);
+			assert_int_equal(s.fork_pages_copied, cow ? 0 : 262144);
+			assert_int_equal(s.fork_tables_linked, cow ? 512 : 0);
+			assert_int_equal(s.tables[PT_PTE], 512);
+		}
+		for (uint32_t c = 2; c <= 5; c++) {
+			struct mm_proc_stats s;
+			assert_int_equal(mm_fault_range(w, c, BASE, ten, true), 0);
+			check(w);
+			assert_int_equal(mm_proc_stats(w, c, &s), 0);
+			assert_int_equal(s.cow_copies, cow ? 52 : 0);
+		}
+		uint64_t t[PT_NR_LEVELS];
+		mm_world_tables(w, t);
+		assert_int_equal(t[PT_PTE], cow ? 720 : 5 * 512);
+		assert_int_equal(mm_fault(w, 1, BASE + 100 * MiB(2), true), 0);
+		assert_int_equal(mm_fault(w, 1, BASE, true), 0);
+		check(w);
+		struct mm_proc_stats s;
+		assert_int_equal(mm_proc_stats(w, 1, &s), 0);
+		assert_int_equal(s.cow_copies, cow ? 1 : 0);
+		mm_world_tables(w, t);
+		assert_int_equal(t[PT_PTE], cow ? 721 : 5 * 512);
+		mm_world_free(w);
+	}
+}
+
+/* Reads of present pages share; a page added, a partial unmap, an
+ * mprotect break; a whole span unmapped only detaches. */
+static void breaks(void **state)
+{
+	struct sc *s = *state;
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_anon(BASE, MiB(8), P_RW), ALL(0));
+	sc_fault(s, 1, BASE, WR, ALL(1));
+	sc_fault(s, 1, BASE + MiB(2), WR, ALL(1));
+	sc_fault(s, 1, BASE + MiB(4), WR, ALL(1));
+	sc_fault(s, 1, BASE + MiB(6), WR, ALL(1));
+	sc_fork(s, 1, 2, ALL(0));
+	sc_forkwork(s, W_LINUX, 2, 6, 4, 0);   /* PUD, PMD, 4 PTE; 4 pages */
+	sc_forkwork(s, W_EXTRA, 2, 2, 0, 4);
+	sc_distinct(s, W_EXTRA, 4, 2, 2);
+	sc_shared(s, W_EXTRA, 2, 4, 0, 0);
+	sc_fault(s, 2, BASE, RD, ALL(0));        /* present: shared still */
+	sc_distinct(s, W_EXTRA, 4, 2, 2);
+	sc_fault(s, 2, BASE + PG, RD, ALL(1));   /* a page added: a copy */
+	sc_distinct(s, W_EXTRA, 5, 2, 2);
+	sc_protect(s, 2, BASE + MiB(2), MiB(2), P_R, ALL(0)); /* a copy */
+	sc_distinct(s, W_EXTRA, 6, 2, 2);
+	sc_unmap(s, 2, BASE + MiB(4), PG, ALL(0)); /* partial: a copy */
+	sc_distinct(s, W_EXTRA, 7, 2, 2);
+	sc_unmap(s, 2, BASE + MiB(6), MiB(2), ALL(0)); /* whole: detached */
+	sc_distinct(s, W_EXTRA, 7, 2, 2);
+	sc_tables(s, W_EXTRA, 2, 3, 1, 1);
+	sc_shared(s, W_EXTRA, 1, 0, 0, 0); /* P1 alone in every table now */
+	sc_shared(s, W_EXTRA, 2, 0, 0, 0);
+	sc_exit(s, 2, ALL(0));
+	sc_distinct(s, W_EXTRA, 4, 1, 1);
+}
+
+/* A VMA fork does not give the child as it is (MADV_DONTFORK) makes
+ * its table's span copied as linux copies it. */
+static void dontfork_copies(void **state)
+{
+	struct sc *s = *state;
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_anon(BASE, MiB(1), P_RW), ALL(0));
+	sc_map(s, 1, sc_anon(BASE + MiB(1), MiB(1), P_R), ALL(0));
+	sc_map(s, 1, sc_anon(BASE + MiB(2), MiB(2), P_RW), ALL(0));
+	sc_fault(s, 1, BASE, WR, ALL(1));
+	sc_fault(s, 1, BASE + MiB(1), RD, ALL(1));
+	sc_fault(s, 1, BASE + MiB(2), WR, ALL(1));
+	sc_advise(s, 1, BASE + MiB(1), MiB(1), MM_ADV_DONTFORK, ALL(0));
+	sc_fork(s, 1, 2, ALL(0));
+	/* span 0 has a DONTFORK VMA: copied; span 2 MiB: linked. */
+	sc_forkwork(s, W_EXTRA, 2, 3, 1, 1);
+	sc_forkwork(s, W_LINUX, 2, 4, 2, 0);
+	sc_distinct(s, W_EXTRA, 3, 2, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(issue_case),
+		cmocka_unit_test_setup_teardown(breaks, setup_cow, sc_teardown),
+		cmocka_unit_test_setup_teardown(dontfork_copies, setup_cow,
+						sc_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Huge pages as a user could turn them on today (docs/model.md, "Huge
+ * pages"): hugetlb-2m (the big MAP_SHARED shmem and SysV mappings as if
+ * backed by 2 MiB hugetlb pages, with mainline's PMD sharing) and
+ * thp-shmem (shmem THP always: PMD leaves, no sharing), each as SC_EXTRA
+ * beside the four built-in worlds.  Expected values are worked by hand.
+ */
+#include "scenario.h"
+
+#define SHM_S 200
+#define SYSV_V 7
+
+static const uint32_t SH = MM_VMA_SHARED;
+
+static int setup_h2m(void **state) { return sc_setup_extra(state, "hugetlb-2m"); }
+static int setup_thp(void **state) { return sc_setup_extra(state, "thp-shmem"); }
+
+static struct mm_mapping shm(uint64_t addr, uint64_t len)
+{
+	return sc_obj(MM_OBJ_SHMEM, SHM_S, addr, len, 0, P_RW, SH);
+}
+
+/*
+ * 6 MiB of shmem at BASE + 1 MiB: the spans at BASE + 2 MiB and + 4 MiB
+ * are whole and mapped by PMD leaves; the two edge spans (1 MiB each in
+ * the VMA) keep PTE tables.  A touch anywhere in a whole span maps all of
+ * it: one fault instead of 512.  Same under both policies (one process).
+ */
+static void whole_spans_are_leaves(void **state)
+{
+	struct sc *s = *state;
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, shm(BASE + MiB(1), MiB(6)), ALL(0));
+	sc_fault(s, 1, BASE + MiB(1), WR, ALL(1));           /* edge span */
+	sc_fault(s, 1, BASE + MiB(2), WR, ALL(1));           /* leaf */
+	sc_fault(s, 1, BASE + MiB(2) + PG, RD, RC5(1, 1, 1, 1, 0));
+	sc_fault(s, 1, BASE + MiB(4) - PG, RD, RC5(1, 1, 1, 1, 0));
+	sc_fault(s, 1, BASE + MiB(4) + 8 * PG, RD, ALL(1));  /* leaf */
+	sc_fault(s, 1, BASE + MiB(6), RD, ALL(1));           /* edge span */
+	sc_tables(s, W_LINUX, 1, 4, 1, 1);
+	sc_tables(s, W_EXTRA, 1, 2, 1, 1);
+	sc_faults(s, W_LINUX, 1, 6, 0);
+	sc_faults(s, W_EXTRA, 1, 4, 0);
+	sc_distinct(s, W_EXTRA, 2, 1, 1);
+	/* Half of a leaf's span unmapped: the leaf goes (a file leaf is
+	 * split by clearing it), the span is an edge now. */
+	sc_unmap(s, 1, BASE + MiB(5), MiB(2), ALL(0));
+	sc_tables(s, W_LINUX, 1, 3, 1, 1);
+	sc_tables(s, W_EXTRA, 1, 1, 1, 1); /* the last span's table freed */
+	sc_fault(s, 1, BASE + MiB(4) + 8 * PG, RD, RC5(0, 0, 0, 0, 1));
+	sc_tables(s, W_EXTRA, 1, 2, 1, 1);
+	sc_fault(s, 1, BASE + MiB(4), RD, ALL(1));
+}
+
+/* Private shmem, private anonymous memory and SysV shared: only the last
+ * is huge. */
+static void scope(void **state)
+{
+	struct sc *s = *state;
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_SHMEM, SHM_S, BASE, MiB(2), 0, P_R, 0), ALL(0));
+	sc_map(s, 1, sc_anon(BASE + MiB(2), MiB(2), P_RW), ALL(0));
+	sc_map(s, 1, sc_obj(MM_OBJ_SYSV, SYSV_V, BASE + MiB(4), MiB(2), 0, P_RW,
+			    SH), ALL(0));
+	sc_fault(s, 1, BASE, RD, ALL(1));
+	sc_fault(s, 1, BASE + MiB(2), WR, ALL(1));
+	sc_fault(s, 1, BASE + MiB(4), WR, ALL(1));
+	sc_fault(s, 1, BASE + MiB(4) + PG, WR, RC5(1, 1, 1, 1, 0));
+	sc_tables(s, W_LINUX, 1, 3, 1, 1);
+	sc_tables(s, W_EXTRA, 1, 2, 1, 1);
+	sc_reason(s, W_HPMD, 1, BASE + MiB(4), MM_REASON_NOT_HUGETLB_SHARED);
+}
+
+static void scope_h2m_reasons(void **state)
+{
+	struct sc *s = *state;
+
+	scope(state);
+	/* No whole 1 GiB span, so no PMD page to share: huge pages only. */
+	sc_reason(s, W_EXTRA, 1, BASE + MiB(4), MM_REASON_HUGE_PAGES);
+	sc_reason(s, W_EXTRA, 1, BASE, MM_REASON_NOT_SHARED_SHMEM);
+	sc_reason(s, W_EXTRA, 1, BASE + MiB(2), MM_REASON_NOT_SHARED_SHMEM);
+}
+
+static void scope_thp_reasons(void **state)
+{
+	struct sc *s = *state;
+
+	scope(state);
+	sc_reason(s, W_EXTRA, 1, BASE + MiB(4), MM_REASON_HUGE_PAGES);
+	sc_reason(s, W_EXTRA, 1, BASE, MM_REASON_POLICY_SHARES_NOTHING);
+}
+
+/*
+ * Two processes map the same 2 GiB of shmem 1 GiB-aligned at different
+ * addresses (BASE and BASE + 8 GiB): under hugetlb-2m the second one's
+ * fault links the first one's PMD page, whose leaves it then sees
+ * (huge_pmd_share: same pmd_index for the same object offset, the whole
+ * 1 GiB in both VMAs); under thp-shmem it maps its own.
+ */
+static void two_procs_pmd(struct sc *s)
+{
+	sc_create(s, 1, ALL(0));
+	sc_create(s, 2, ALL(0));
+	sc_map(s, 1, shm(BASE, GiB(2)), ALL(0));
+	sc_map(s, 2, shm(BASE + GiB(8), GiB(2)), ALL(0));
+	sc_fault(s, 1, BASE, WR, ALL(1));
+	sc_fault(s, 1, BASE + MiB(2), WR, ALL(1));
+}
+
+static void pmd_shared_h2m(void **state)
+{
+	struct sc *s = *state;
+
+	two_procs_pmd(s);
+	/* linux, mccracken (another address), hugetlb-pmd (not hugetlb):
+	 * a fault; aslr-tolerant links the PMD page (object slot) too. */
+	sc_fault(s, 2, BASE + GiB(8), RD, RC5(1, 1, 0, 1, 0));
+	sc_fault(s, 2, BASE + GiB(8) + MiB(2), RD, RC5(1, 1, 0, 1, 0));
+	sc_fault(s, 2, BASE + GiB(8) + MiB(4), RD, ALL(1)); /* new everywhere */
+	sc_fault(s, 1, BASE + MiB(4), RD, RC5(1, 1, 0, 1, 0));
+	sc_tables(s, W_EXTRA, 1, 0, 1, 1);
+	sc_tables(s, W_EXTRA, 2, 0, 1, 1); /* VmPTE charges the sharer */
+	sc_shared(s, W_EXTRA, 2, 0, 1, 0);
+	sc_distinct(s, W_EXTRA, 0, 1, 2);
+	sc_distinct(s, W_LINUX, 6, 2, 2);
+	sc_pss(s, W_EXTRA, 2, 4096.0 + 2048.0);
+	sc_reason(s, W_EXTRA, 2, BASE + GiB(8), MM_REASON_SHAREABLE);
+	/* mprotect of 2 MiB of P2 unshares its whole PMD page (the 1 GiB):
+	 * hugetlb_change_protection()'s huge_pmd_unshare(). */
+	sc_protect(s, 2, BASE + GiB(8), MiB(2), P_R, ALL(0));
+	sc_tables(s, W_EXTRA, 2, 0, 0, 1);
+	sc_distinct(s, W_EXTRA, 0, 1, 2);
+	/* Its next touch in that GiB: a PMD page of its own (the split VMAs
+	 * no longer cover the GiB), and a fault; aslr-tolerant links P1's
+	 * PTE table there again, which holds the page. */
+	sc_fault(s, 2, BASE + GiB(8) + MiB(4), RD, RC5(0, 0, 0, 0, 1));
+	sc_tables(s, W_EXTRA, 2, 0, 1, 1);
+	sc_shared(s, W_EXTRA, 2, 0, 0, 0);
+	sc_distinct(s, W_EXTRA, 0, 2, 2);
+	/* P1 exits: its PMD page is freed with it. */
+	sc_exit(s, 1, ALL(0));
+	sc_distinct(s, W_EXTRA, 0, 1, 1);
+}
+
+static void pmd_not_shared_thp(void **state)
+{
+	struct sc *s = *state;
+
+	two_procs_pmd(s);
+	sc_fault(s, 2, BASE + GiB(8), RD, RC5(1, 1, 0, 1, 1));
+	sc_tables(s, W_EXTRA, 2, 0, 1, 1);
+	sc_shared(s, W_EXTRA, 2, 0, 0, 0);
+	sc_distinct(s, W_EXTRA, 0, 2, 2);
+	/* fork copies no shared mapping's tables (vma_needs_copy). */
+	sc_fork(s, 1, 3, ALL(0));
+	sc_forkwork(s, W_EXTRA, 3, 0, 0, 0);
+	sc_tables(s, W_EXTRA, 3, 0, 0, 0);
+	sc_fault(s, 3, BASE, RD, RC5(1, 0, 0, 1, 1));
+}
+
+/* A checkpoint's pages: any page seen in a whole span is its one leaf
+ * (one first touch); a whole span seen empty was zapped. */
+static void observe_spans(void **state)
+{
+	struct sc *s = *state;
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, shm(BASE, MiB(4)), ALL(0));
+	sc_observe(s, 1, BASE, BASE + MiB(4),
+		   RUNS({ BASE + PG, BASE + 4 * PG, false, false },
+			{ BASE + MiB(2), BASE + MiB(2) + PG, false, false }),
+		   RC5(4, 4, 4, 4, 2));
+	sc_tables(s, W_LINUX, 1, 2, 1, 1);
+	sc_tables(s, W_EXTRA, 1, 0, 1, 1);
+	sc_faults(s, W_EXTRA, 1, 0, 2);
+	sc_observe(s, 1, BASE, BASE + MiB(4),
+		   RUNS({ BASE + MiB(2), BASE + MiB(2) + PG, false, false }),
+		   ALL(0));
+	sc_fault(s, 1, BASE + 8 * PG, RD, ALL(1));
+	sc_fault(s, 1, BASE + MiB(2) + 8 * PG, RD, RC5(1, 1, 1, 1, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest h2m[] = {
+		cmocka_unit_test_setup_teardown(whole_spans_are_leaves, setup_h2m,
+						sc_teardown),
+		cmocka_unit_test_setup_teardown(scope_h2m_reasons, setup_h2m,
+						sc_teardown),
+		cmocka_unit_test_setup_teardown(pmd_shared_h2m, setup_h2m,
+						sc_teardown),
+		cmocka_unit_test_setup_teardown(observe_spans, setup_h2m,
+						sc_teardown),
+	};
+	const struct CMUnitTest thp[] = {
+		cmocka_unit_test_setup_teardown(whole_spans_are_leaves, setup_thp,
+						sc_teardown),
+		cmocka_unit_test_setup_teardown(scope_thp_reasons, setup_thp,
+						sc_teardown),
+		cmocka_unit_test_setup_teardown(pmd_not_shared_thp, setup_thp,
+						sc_teardown),
+		cmocka_unit_test_setup_teardown(observe_spans, setup_thp,
+						sc_teardown),
+	};
+	return cmocka_run_group_tests_name("hugetlb-2m", h2m, NULL, NULL) |
+	       cmocka_run_group_tests_name("thp-shmem", thp, NULL, NULL);
+}
