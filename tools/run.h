@@ -102,16 +102,20 @@ int run_report_write(const struct run_options *o, const struct report *r);
 
 struct run_keep {
 	char path[PATH_MAX];
-	FILE *f;      /* NULL: none kept */
+	FILE *f;      /* NULL: none kept here */
 	bool created; /* the default name, made by us */
+	bool live;    /* path is plain, the daemon's own trace (--record FILE) */
 };
 
 /* Where o keeps the trace, opened (none with --no-record): 0, or -1 with
  * the reason printed. */
 int run_keep_open(struct run_keep *k, const struct run_options *o);
-/* The plain trace at trace written there (compressed when its name ends
- * in .zst), and its name and the replay command said: 0, or -1 with the
- * reason printed. */
+/* The trace the daemon writes: k's when it is live, else private (which
+ * run_keep_save compresses). */
+const char *run_keep_daemon_trace(const struct run_keep *k, const char *private);
+/* The plain trace at trace compressed into k's file, unless the daemon
+ * wrote it there (live); its name and the replay command said: 0, or -1
+ * with the reason printed. */
 int run_keep_save(struct run_keep *k, const struct run_options *o,
 		  const char *trace);
 /* The run never started: the file closed, and removed when we made it. */

@@ -4,8 +4,9 @@
  * ptshare.CMD.PID.trace.zst in the current directory (PID: ptshare's),
  * as perf keeps perf.data and heaptrack heaptrack.NAME.PID.zst; or
  * --record FILE; none with --no-record.  Opened before the program runs,
- * so that a path that cannot be written is refused then; filled from the
- * daemon's plain trace, compressed or not, once the run is over.
+ * so that a path that cannot be written is refused then, and compressed
+ * into from the daemon's plain trace once the run is over.  A plain
+ * --record FILE (no .zst) is the daemon's own, written as the run goes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -62,6 +63,8 @@ int run_keep_open(struct run_keep *k, const struct run_options *o)
 		return 0;
 	if (o->v.record)
 		snprintf(k->path, sizeof(k->path), "%s", o->v.record);
+	if ((k->live = o->v.record && !trace_file_compressed(o->v.record)))
+		return 0;
 	k->f = o->v.record ? cli_output_open(o->v.record, why, sizeof(why))
 			   : open_default(k, o->cmd[0], why, sizeof(why));
 	if (!k->f) {
@@ -82,13 +85,18 @@ void run_keep_abandon(struct run_keep *k)
 	k->f = NULL;
 }
 
+const char *run_keep_daemon_trace(const struct run_keep *k, const char *private)
+{
+	return k->live ? k->path : private;
+}
+
 int run_keep_save(struct run_keep *k, const struct run_options *o,
 		  const char *trace)
 {
-	if (!k->f)
+	if (!k->f && !k->live)
 		return 0;
-	int err = trace_file_save(trace, k->f, trace_file_compressed(k->path));
-	int cerr = cli_output_close(k->f);
+	int err = k->live ? 0 : trace_file_save(trace, k->f, true);
+	int cerr = k->live ? 0 : cli_output_close(k->f);
 	k->f = NULL;
 	if (err || cerr) {
 		fprintf(stderr, "%s: writing the trace %s: %s\n", o->name, k->path,

@@ -374,10 +374,10 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	const struct run_options *o = s->o;
 	struct run_options passed = *o;
 	char heartbeat_fd[16], command_line[PTS_RUN_CMD];
-	/* The daemon's trace is always the private one, plain: kept (and
-	 * compressed) when the run is over (run_keep.c), and read here if
-	 * the daemon ended early. */
-	passed.v.record = trace;
+	/* The daemon's trace is plain: the private one, compressed into the
+	 * file kept when the run is over, or a plain --record FILE (run_keep.c);
+	 * read here if the daemon ended early. */
+	passed.v.record = run_keep_daemon_trace(&s->keep, trace);
 	if (want_report) {
 		passed.v.json = NULL;
 		passed.v.html = NULL;
@@ -421,8 +421,8 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	const char *cut = daemon_left_no_report(s) ? s->ended_why : NULL;
 	/* `ptshare aslr` compares whole runs only. */
 	if (want_report ? clean : cut != NULL)
-		run_report_rebuild(o->name, trace, o->v.policies, cut, s->status,
-				   r);
+		run_report_rebuild(o->name, passed.v.record, o->v.policies, cut,
+				   s->status, r);
 	if (!want_report && r->report)
 		run_report_write(o, r->report);
 	run_keep_save(&s->keep, o, trace);

@@ -5,7 +5,8 @@
  * replay` turns into the run's report, with the run's details (host,
  * kernel, exit status...) in it; none with --no-record; plain with
  * --record FILE, which replays as its compressed form and from stdin do;
- * and a link planted at the default path refused before the program runs.
+ * and a link planted at the default path refused before the program runs;
+ * an older trace, without the run's details, replays with "run": null.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -195,6 +196,25 @@ static void test_forms_agree(void **state)
 	tmp_remove(dir, made);
 }
 
+/* A trace from before the run's details (the fuzz corpus's) still
+ * replays, with "run": null. */
+static void test_old_trace(void **state)
+{
+	char dir[64];
+	struct cmd c;
+	tmp_make(dir, sizeof(dir));
+	const char *json = tmp_path(dir, "old.json");
+	const char *argv[] = { PTSHARE_PATH, "replay", OLD_TRACE, "--json", json, NULL };
+	assert_int_equal(cmd_run(&c, argv, NULL), 0);
+	cmd_free(&c);
+	struct jr_value *doc = report_read(json);
+	assert_true(jr_is(jr_get(doc, "run"), JR_NULL));
+	assert_true(jr_path_u64(doc, "stream.records", 0) > 0);
+	jr_free(doc);
+	const char *const made[] = { "old.json", NULL };
+	tmp_remove(dir, made);
+}
+
 /* A link at the default path, planted by the shell that becomes ptshare
  * (its pid is ptshare's): refused before the program runs, and where it
  * points nothing is made. */
@@ -238,6 +258,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forms_agree, run_tmpdir_setup,
 						run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_link_refused, run_tmpdir_setup,
+						run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_old_trace, run_tmpdir_setup,
 						run_tmpdir_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,8 +73,8 @@ static void test_full_disk(void **state)
 	const char *run[] = { PTSHARE_PATH, "run", "--record", trace, "-o", "/dev/null",
 			      "--", RUN_SUBJECT_PATH, "exit", "0", NULL };
 	cmd_run(&c, run, NULL);
-	snprintf(said, sizeof(said), "ptshare run: writing the trace %s: No space "
-		 "left on device", trace);
+	snprintf(said, sizeof(said), "ptshared: writing %s: No space left on device",
+		 trace);
 	expect_said(&c, said);
 	cmd_free(&c);
 
