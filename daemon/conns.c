@@ -72,12 +72,6 @@ struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 	return c;
 }
 
-struct conn *conns_get(const struct conns *t, uint32_t id)
-{
-	size_t i = index_of(t, id);
-	return i < t->nopen && t->open[i]->id == id ? t->open[i] : NULL;
-}
-
 struct conn *conns_of_pid(const struct conns *t, int32_t pid)
 {
 	for (size_t i = 0; i < t->nopen; i++)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's open connections, one per traced process image: found by
- * the ingest's connection id (where an ack goes) and by the peer's pid (an
- * exec's old image), and listed (to read them all).  Only the open ones
- * are kept, however many a run has had (docs/daemon.md, Hostile clients).
+ * What the daemon keeps of its open connections, one per traced process
+ * image, beside the ingest's table of them (where an ack goes:
+ * ingest_conn_owner): the list of them, in the order they opened (to read
+ * them all), how many each user has open, and a lookup by the peer's pid
+ * (an exec's old image).  Only the open ones are kept, however many a run
+ * has had (docs/daemon.md, Hostile clients).
  */
 #ifndef PTSHARED_CONNS_H
 #define PTSHARED_CONNS_H
@@ -38,8 +40,6 @@ struct conns {
  * any before); NULL when out of memory. */
 struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 		       uint32_t uid);
-/* The open connection id, or NULL. */
-struct conn *conns_get(const struct conns *t, uint32_t id);
 /* How many connections uid has open. */
 size_t conns_of_uid(const struct conns *t, uint32_t uid);
 /* An open connection of pid, or NULL. */

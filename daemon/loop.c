@@ -175,7 +175,7 @@ static void faults_start(struct loop *l, struct conn *c)
 	ingest_fault_mode(l->g, c->pid, err ? PTS_FAULTS_OFF : l->cfg.faults, -err);
 	if (err)
 		return;
-	uffd_sync(&c->uf, l->cfg.linux_world, c->pid, 0, UINT64_MAX);
+	uffd_sync(&c->uf, l->g, c->pid, 0, UINT64_MAX);
 	arm_uffd(l, c);
 }
 
@@ -189,7 +189,7 @@ static void faults_start(struct loop *l, struct conn *c)
 static void send_acks(struct loop *l, const struct ingest_action *act)
 {
 	for (unsigned i = 0; i < act->nack; i++) {
-		struct conn *c = conns_get(&l->conns, act->ack[i].conn);
+		struct conn *c = ingest_conn_owner(l->g, act->ack[i].conn);
 		if (!c)
 			continue;
 		if (c->uf.fd >= 0 && !c->uf.started && !l->stopping)
@@ -214,53 +214,41 @@ static void send_owed_acks(struct loop *l)
 	} while (more);
 }
 
-/* An ack of the record at data (a whole header, uffd_record saw to it)
- * joins the ingest's. */
-static void ack_record(struct ingest_action *act, uint32_t conn,
-		       const unsigned char *data)
-{
-	struct pts_hdr h;
-	memcpy(&h, data, sizeof(h));
-	ingest_action_ack(act, conn, h.seq);
-}
-
 /* A process that could not make a userfaultfd (a user without access to
  * /dev/userfaultfd): said once, with the fix.  Not a process out of fds or
  * memory just then: that is no setting to fix, the report has its errno,
  * and the stderr of `ptshare run` is the program's. */
-static void hello_without_uffd(struct loop *l, struct conn *c,
-			       const unsigned char *data, size_t len)
+static void hello_without_uffd(struct loop *l, const struct conn *c, int err)
 {
-	int err = uffd_hello_errno(data, len);
 	bool setting = err != EMFILE && err != ENFILE && err != ENOMEM;
 	if (err && setting && l->cfg.faults != PTS_FAULTS_OFF)
 		uffd_say_unavailable(err, c->uid);
 }
 
 /* A packet from c of len bytes (its real length: the ingest reads no more
- * than a record from data), received with m: applied, its acks sent.
- * False when the connection is over: its end, or dropped. */
+ * than a record from data), received with m: applied, the readings it
+ * made owed fed in, then what the ingest says it asks done: its
+ * userfaultfd kept (a copy, when faults are wanted: docs/faults.md, Who
+ * holds the userfaultfd), the registrations changed, its acks sent.
+ * Every fd a packet brings is closed.  False when the connection is over:
+ * its end, or dropped. */
 static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 		      size_t len, const struct msghdr *m)
 {
-	/* A userfaultfd comes with PTS_HELLO_UFFD (docs/faults.md, Who holds
-	 * the userfaultfd): kept (a copy) when faults are wanted; every fd a
-	 * packet brings is closed. */
-	if (l->cfg.faults != PTS_FAULTS_OFF)
-		uffd_take(&c->uf, data, len, m);
-	recv_close_fds(m);
-	if (!len && peer_closed(c->fd))
+	if (!len && peer_closed(c->fd)) {
+		recv_close_fds(m);
 		return false;
-	hello_without_uffd(l, c, data, len);
+	}
 	struct ingest_action act = { 0 };
 	ingest_packet(l->g, c->id, data, len, &act);
+	if (act.take_uffd && l->cfg.faults != PTS_FAULTS_OFF)
+		uffd_take(&c->uf, m);
+	recv_close_fds(m);
+	hello_without_uffd(l, c, act.hello_uffd_errno);
+	readings_make(l->cfg.readings, l->g);
 	/* The model has the record: what it mapped is registered now. */
-	struct uffd_range sync;
-	unsigned after = uffd_record(&c->uf, c->pid, data, len, &sync);
-	if (after & UFFD_RECORD_SYNC)
-		uffd_sync(&c->uf, l->cfg.linux_world, c->pid, sync.start, sync.end);
-	if (after & UFFD_RECORD_ACK)
-		ack_record(&act, c->id, data);
+	for (unsigned i = 0; i < act.nuffd; i++)
+		uffd_act(&c->uf, l->g, c->pid, &act.uffd[i]);
 	send_acks(l, &act);
 	send_owed_acks(l);
 	if (act.drop)
@@ -357,6 +345,7 @@ static void conn_open(struct loop *l, int fd)
 		close(fd);
 		return;
 	}
+	ingest_conn_own(l->g, id, c);
 	if (!l->stopping)
 		arm_readable(l, c);
 }
@@ -564,10 +553,11 @@ static void tick(struct loop *l)
 	l->tick_due = false;
 	drain_all(l);
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
+	readings_make(l->cfg.readings, l->g);
 	send_owed_acks(l);
 	for (size_t i = 0; i < l->conns.nopen; i++)
-		uffd_sync(&l->conns.open[i]->uf, l->cfg.linux_world,
-			  l->conns.open[i]->pid, 0, UINT64_MAX);
+		uffd_sync(&l->conns.open[i]->uf, l->g, l->conns.open[i]->pid, 0,
+			  UINT64_MAX);
 }
 
 struct fault_of {

@@ -22,6 +22,7 @@
 
 #include "conns.h"
 #include "control.h"
+#include "readings.h"
 #include "ingest/ingest.h"
 
 struct loop_config {
@@ -34,7 +35,7 @@ struct loop_config {
 	uint32_t faults;       /* enum pts_faults */
 	size_t max_clients;    /* connections served at once, at most */
 	size_t max_per_user;   /* of them, one user's */
-	const struct mm_world *linux_world; /* what userfaultfds register */
+	struct readings *readings; /* makes the readings the ingest owes */
 };
 
 struct loop {

@@ -22,6 +22,7 @@
 #include "loop.h"
 #include "options.h"
 #include "outputs.h"
+#include "readings.h"
 #include "ptshare/procfs.h"
 #include "log.h"
 
@@ -130,7 +131,7 @@ static bool kernel_zero_page(void)
 }
 
 /* Serves until the stop signal, then the last checkpoint and the report. */
-static int serve(struct ingest *g, const struct mm_worlds *ws,
+static int serve(struct ingest *g, struct readings *rd,
 		 const struct daemon_options *o, const sigset_t *stop,
 		 struct outputs *out, size_t max_clients, size_t max_per_user,
 		 struct pts_heartbeat *heartbeat)
@@ -158,7 +159,7 @@ static int serve(struct ingest *g, const struct mm_worlds *ws,
 		.interval_s = (unsigned)o->interval_s,
 		.stop = stop, .trace = out->trace.f, .heartbeat = heartbeat,
 		.faults = o->faults,
-		.linux_world = ws->w[0], .max_clients = max_clients,
+		.readings = rd, .max_clients = max_clients,
 		.max_per_user = max_per_user,
 	};
 	ingest_fault_mode(g, 0, o->faults, 0);
@@ -182,6 +183,7 @@ static int serve(struct ingest *g, const struct mm_worlds *ws,
 	stop_listening(lfd, o->socket);
 	stop_listening(rfd, o->report_socket);
 	ingest_checkpoint_all(g, PTS_CK_FINAL);
+	readings_make(rd, g);
 	if (outputs_finish(out, ingest_report(g), (size_t)o->top))
 		status = 1;
 	loop_free(&l);
@@ -213,17 +215,20 @@ int main(int argc, char **argv)
 	size_t max_per_user = o.max_per_user ? o.max_per_user
 			    : access_others_allowed() && max_clients >= 4
 			    ? max_clients / 4 : max_clients;
-	struct ingest *g = ingest_new(&ws, true, out.trace.f);
+	struct readings rd;
+	readings_init(&rd);
+	const struct ingest_host host = readings_host(&rd);
+	struct ingest *g = ingest_new(&ws, &host, out.trace.f);
 	if (!g) {
 		say("out of memory");
 		status = 1;
 	} else {
-		ingest_serves(g, access_may_connect);
-		status = serve(g, &ws, &o, &stop, &out, max_clients, max_per_user,
-			       heartbeat);
+		status = serve(g, &rd, &o, &stop, &out, max_clients,
+			       max_per_user, heartbeat);
 	}
 	outputs_close(&out);
 	ingest_free(g);
+	readings_free(&rd);
 	mm_worlds_free(&ws);
 	return status;
 }

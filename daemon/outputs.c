@@ -58,7 +58,7 @@ void outputs_close(struct outputs *out)
 int outputs_write(const struct outputs *out, const struct report *r, size_t top)
 {
 	if (out->text.f)
-		report_text(out->text.f, r, r->command, top);
+		report_text(out->text.f, r, r->command, top, false);
 	if (out->json.f)
 		report_json(out->json.f, r);
 	return out->html.f ? report_html(out->html.f, r) : 0;

@@ -52,14 +52,9 @@ static bool is_userfaultfd(int fd)
 	return n == (ssize_t)sizeof(want) - 1 && !memcmp(target, want, (size_t)n);
 }
 
-bool uffd_take(struct uffd *u, const void *pkt, size_t len,
-	       const struct msghdr *m)
+bool uffd_take(struct uffd *u, const struct msghdr *m)
 {
-	struct pts_hello h;
-	if (u->fd >= 0 || len < sizeof(h))
-		return false;
-	memcpy(&h, pkt, sizeof(h));
-	if (h.h.type != PTS_HELLO || h.h.seq != 1 || !(h.flags & PTS_HELLO_UFFD))
+	if (u->fd >= 0)
 		return false;
 	int fd = only_fd(m);
 	if (fd < 0 || !is_userfaultfd(fd))
@@ -105,15 +100,6 @@ static bool do_register(struct uffd *u, uint64_t start, uint64_t end,
 	return !ioctl(u->fd, UFFDIO_REGISTER, &reg);
 }
 
-/* Whether a mapping is what sharing is about and the kernel lets a
- * userfaultfd see: shared shmem and hugetlb (SysV segments and files:
- * EINVAL: docs/kernel-facts.md, What can be registered). */
-static bool registrable(const struct mm_vma_info *v)
-{
-	return (v->flags & MM_VMA_SHARED) &&
-	       (v->obj.kind == MM_OBJ_SHMEM || v->obj.kind == MM_OBJ_HUGETLB);
-}
-
 /* The ranges of a window, rebuilt from the model and the old ones there. */
 struct rebuild {
 	struct uffd *u;                /* whose fd registers */
@@ -123,13 +109,16 @@ struct rebuild {
 };
 
 /* What was dealt with already in a mapping is kept (in table mode, the
- * spans released after their first fault); the rest is registered. */
-static int sync_vma(const struct mm_vma_info *v, void *arg)
+ * spans released after their first fault); the rest is registered.  Only
+ * what sharing is about and the kernel lets a userfaultfd see: shared
+ * shmem and hugetlb (SysV segments and files: EINVAL: docs/kernel-facts.md,
+ * What can be registered). */
+static int sync_vma(const struct ingest_range *v, void *arg)
 {
 	struct rebuild *b = arg;
-	if (!registrable(v))
+	if (!v->shared_memory)
 		return 0;
-	uint32_t shift = v->obj.kind == MM_OBJ_HUGETLB ? v->huge_shift : 0;
+	uint32_t shift = v->huge_shift;
 	while (b->next < b->nold && b->old[b->next].end <= v->start)
 		b->next++;
 	uint64_t at = v->start;
@@ -155,7 +144,7 @@ static int sync_vma(const struct mm_vma_info *v, void *arg)
 
 /* The window grown to the whole of the mappings it meets: a mapping is
  * registered whole (a hugetlb one cannot be cut between huge pages). */
-static int hull_vma(const struct mm_vma_info *v, void *arg)
+static int hull_vma(const struct ingest_range *v, void *arg)
 {
 	struct uffd_range *w = arg;
 	w->start = v->start < w->start ? v->start : w->start;
@@ -169,13 +158,13 @@ static int hull_vma(const struct mm_vma_info *v, void *arg)
  * grown past twice what it was at the last one (and at every checkpoint):
  * the list never holds much more than the model's shared mappings, and a
  * record costs only the mappings it meets. */
-void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid,
+void uffd_sync(struct uffd *u, const struct ingest *g, int32_t pid,
 	       uint64_t start, uint64_t end)
 {
 	if (!u->started)
 		return;
 	struct uffd_range hull = { start, end, 0, false };
-	mm_proc_vmas_in(w, (uint32_t)pid, start, end, hull_vma, &hull);
+	ingest_ranges_of(g, pid, start, end, hull_vma, &hull);
 	struct uffd_ranges *l = &u->done;
 	size_t i = ranges_first_after(l, hull.start), j;
 	for (j = i; j < l->nr && l->r[j].start < hull.end; j++)
@@ -184,7 +173,7 @@ void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid,
 	if (i < j && l->r[i].start < hull.start)
 		ranges_append(&b.fresh, l->r[i].start, hull.start,
 			      l->r[i].huge_shift, l->r[i].live);
-	mm_proc_vmas_in(w, (uint32_t)pid, hull.start, hull.end, sync_vma, &b);
+	ingest_ranges_of(g, pid, hull.start, hull.end, sync_vma, &b);
 	if (i < j && l->r[j - 1].end > hull.end)
 		ranges_append(&b.fresh, hull.end, l->r[j - 1].end,
 			      l->r[j - 1].huge_shift, l->r[j - 1].live);
@@ -193,7 +182,7 @@ void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid,
 	if (!start && end == UINT64_MAX)
 		u->nr_whole = l->nr;
 	else if (l->nr > 2 * u->nr_whole + SYNC_SLACK)
-		uffd_sync(u, w, pid, 0, UINT64_MAX);
+		uffd_sync(u, g, pid, 0, UINT64_MAX);
 }
 
 /*
@@ -257,64 +246,34 @@ static void give_up(struct uffd *u, int32_t pid, uint64_t start, uint64_t end)
 		release_live(u, lo, hi, false);
 }
 
-unsigned uffd_record(struct uffd *u, int32_t pid, const void *pkt, size_t len,
-		     struct uffd_range *sync)
+void uffd_act(struct uffd *u, const struct ingest *g, int32_t pid,
+	      const struct ingest_uffd_op *op)
 {
 	struct uffd_ranges *l = &u->done;
-	struct pts_hdr h;
-	if (len < sizeof(h))
-		return 0;
-	memcpy(&h, pkt, sizeof(h));
-	if (h.type == PTS_OWN_UFFD && len >= sizeof(struct pts_own_uffd)) {
-		struct pts_own_uffd m;
-		memcpy(&m, pkt, sizeof(m));
-		int busy = m.request == PTS_OWN_UFFD_REGISTER ? EBUSY : EINVAL;
-		if (!(h.flags & PTS_F_FAILED) || m.result_errno != busy)
-			return 0;
-		give_up(u, pid, m.start, m.start + m.len);
-		return UFFD_RECORD_ACK;
+	switch (op->kind) {
+	case INGEST_UFFD_FORGET:
+		ranges_forget(l, op->start, op->end);
+		return;
+	case INGEST_UFFD_SYNC:
+		uffd_sync(u, g, pid, op->start, op->end);
+		return;
+	case INGEST_UFFD_MOVE: {
+		bool moved = ranges_forget(l, op->start, op->end);
+		ranges_forget(l, op->to, op->to_end);
+		if (moved)
+			uffd_sync(u, g, pid, op->to, op->to_end);
+		return;
 	}
-	if (h.type == PTS_MREMAP && len >= sizeof(struct pts_mremap)) {
-		struct pts_mremap m;
-		memcpy(&m, pkt, sizeof(m));
-		if (h.flags & PTS_F_FAILED) {
-			if (m.result_errno != EFAULT)
-				return 0;
-			/* The pieces merge again, and are registered anew
-			 * from the model later. */
-			uint64_t end = m.old_addr + m.old_len;
-			release_live(u, m.old_addr, end, false);
-			ranges_forget(l, m.old_addr, end);
-			return UFFD_RECORD_ACK;
-		}
-		/* Without UFFD_FEATURE_EVENT_REMAP the kernel drops the
-		 * registration of what moves: registered again, if it was. */
-		bool moved = ranges_forget(l, m.old_addr,
-					   m.old_addr + m.old_len);
-		ranges_forget(l, m.new_addr, m.new_addr + m.new_len);
-		*sync = (struct uffd_range){ .start = m.new_addr,
-					     .end = m.new_addr + m.new_len };
-		return moved ? UFFD_RECORD_SYNC : 0;
+	case INGEST_UFFD_RELEASE:
+		/* The pieces merge again, and are registered anew from the
+		 * model later. */
+		release_live(u, op->start, op->end, false);
+		ranges_forget(l, op->start, op->end);
+		return;
+	case INGEST_UFFD_GIVE_UP:
+		give_up(u, pid, op->start, op->end);
+		return;
 	}
-	if (h.flags & PTS_F_FAILED)
-		return 0;
-	if (h.type == PTS_MMAP && len >= sizeof(struct pts_mmap)) {
-		struct pts_mmap m;
-		memcpy(&m, pkt, sizeof(m));
-		/* MAP_FIXED over a range */
-		ranges_forget(l, m.addr, m.addr + m.len);
-		/* Only shared memory is registered: a private mapping (most
-		 * of them: malloc's) costs no walk of the process's mappings. */
-		*sync = (struct uffd_range){ .start = m.addr,
-					     .end = m.addr + m.len };
-		return (m.flags & MAP_TYPE) != MAP_PRIVATE ? UFFD_RECORD_SYNC : 0;
-	}
-	if (h.type == PTS_MUNMAP && len >= sizeof(struct pts_range)) {
-		struct pts_range m;
-		memcpy(&m, pkt, sizeof(m));
-		ranges_forget(l, m.addr, m.addr + m.len);
-	}
-	return 0;
 }
 
 /* The range dealt with that holds addr; a page of its own (shmem) when
@@ -438,15 +397,6 @@ enum uffd_served uffd_serve(struct uffd *u, uffd_ready_fn *ready,
 		}
 	}
 	return UFFD_SERVED_MORE;
-}
-
-int uffd_hello_errno(const void *pkt, size_t len)
-{
-	struct pts_hello h;
-	if (len < sizeof(h))
-		return 0;
-	memcpy(&h, pkt, sizeof(h));
-	return h.h.type == PTS_HELLO && !(h.flags & PTS_HELLO_UFFD) ? h.uffd_errno : 0;
 }
 
 void uffd_say_unavailable(int err, uint32_t uid)

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "ptshare/mm.h"
+#include "ingest/ingest.h"
 #include "uffd_ranges.h"
 
 struct uffd {
@@ -39,39 +39,32 @@ struct uffd {
 typedef void uffd_seen_fn(void *arg, uint64_t addr, uint32_t flags);
 
 void uffd_init(struct uffd *u);
-/* Keeps the userfaultfd a packet brought, when it is a PTS_HELLO with
- * PTS_HELLO_UFFD and the one fd is a userfaultfd; the caller still closes
- * the fds of the packet.  Whether one is kept now. */
-bool uffd_take(struct uffd *u, const void *pkt, size_t len,
-	       const struct msghdr *m);
+/* Keeps the userfaultfd a packet brought (m), when the ingest said it
+ * brings one (take_uffd: a PTS_HELLO with PTS_HELLO_UFFD) and its one fd
+ * is a userfaultfd; the caller still closes the fds of the packet.
+ * Whether one is kept now. */
+bool uffd_take(struct uffd *u, const struct msghdr *m);
 /* UFFDIO_API with the features mode needs (a PTS_FAULTS_* other than
  * off).  0, or -errno (then the fd is closed: the process runs on
  * without it). */
 int uffd_start(struct uffd *u, uint32_t mode);
-/* Registers the shared memory of pid in w (the linux world) that meets
- * [start, end) and is not dealt with yet, and forgets what w no longer
- * maps there.  After start and checkpoints, everything (0, UINT64_MAX);
- * after a record, what it mapped. */
-void uffd_sync(struct uffd *u, const struct mm_world *w, int32_t pid,
+/* Registers the shared memory of pid that meets [start, end) and is not
+ * dealt with yet, as the ingest's model of today's kernel maps it
+ * (ingest_ranges_of), and forgets what the model no longer maps there.
+ * After start and checkpoints, everything (0, UINT64_MAX); after a
+ * record, what it mapped. */
+void uffd_sync(struct uffd *u, const struct ingest *g, int32_t pid,
 	       uint64_t start, uint64_t end);
-/* What a record asks of the daemon, besides the ingest (uffd_record). */
-enum uffd_record_action {
-	UFFD_RECORD_SYNC = 1u << 0, /* new mappings may need registering */
-	UFFD_RECORD_ACK = 1u << 1,  /* ack it: the shim waits to try again */
-};
 /*
- * A record process pid sent (pkt, len bytes, as received): the ranges an
- * mmap, munmap or mremap took from the kernel's registrations are
- * forgotten, to be registered again (a shared mmap, or an mremap of a
- * registered range, asks for a sync of *sync) if they are still mapped.
- * An mremap that failed with EFAULT may have met a VMA our registrations
- * split, and a UFFDIO_REGISTER of the program's own that failed with
- * EBUSY met ours: what is ours there is released, and the shim waits for
- * an ACK to try again (always sent, userfaultfd or not).  Returns enum
- * uffd_record_action flags.
+ * What the ingest said a record of pid asks (struct ingest_uffd_op): the
+ * ranges an mmap, munmap or mremap took from the kernel's registrations
+ * forgotten, to be registered again if they are still mapped (a shared
+ * mmap, an mremap of a registered range); what is ours released where a
+ * failed mremap met a VMA our registrations split (the pieces), or where
+ * the program's own userfaultfd failed on ours (whole).
  */
-unsigned uffd_record(struct uffd *u, int32_t pid, const void *pkt, size_t len,
-		     struct uffd_range *sync);
+void uffd_act(struct uffd *u, const struct ingest *g, int32_t pid,
+	      const struct ingest_uffd_op *op);
 /* Before the faults of one read are handed on: false when the process is
  * gone meanwhile, and its struct uffd with it. */
 typedef bool uffd_ready_fn(void *arg);
@@ -86,9 +79,6 @@ enum uffd_served {
  * fault to seen and lets it go. */
 enum uffd_served uffd_serve(struct uffd *u, uffd_ready_fn *ready,
 			    uffd_seen_fn *seen, void *arg);
-/* The errno a PTS_HELLO without a userfaultfd gives for it (0: none, or
- * not such a packet). */
-int uffd_hello_errno(const void *pkt, size_t len);
 /* Says on stderr that processes of uid have no userfaultfd, and the fix. */
 void uffd_say_unavailable(int err, uint32_t uid);
 /* Closes the fd (every ring request on it must be over): the kernel drops

@@ -13,17 +13,41 @@
 #include "lib/bsearch.h"
 
 #define HELD_MAX (64u << 10)    /* a pending child's packets, at most */
-#define FULL_READ_GAP_NS 100000000u /* exits read everyone at most this often */
-#define FULL_READ_SHARE 4       /* and at most 1/this of the time */
+#define FULL_READ_GAP_NS 100000000u /* exits owe everyone a reading this seldom */
 #define MALFORMED_MAX 64        /* in a row, then the connection is dropped */
 
-struct ingest *ingest_new(struct mm_worlds *ws, bool live, FILE *trace)
+/* A replay's host: no process runs, every fork is of a child, and the
+ * trace's records say what each device is. */
+static bool replay_runs(void *arg, int32_t pid)
+{
+	(void)arg, (void)pid;
+	return false;
+}
+
+static bool replay_child_of(void *arg, int32_t child, int32_t parent)
+{
+	(void)arg, (void)child, (void)parent;
+	return true;
+}
+
+static int replay_fs_of(void *arg, int32_t pid, uint64_t dev, uint32_t *kind,
+			uint32_t *huge_shift)
+{
+	(void)arg, (void)pid, (void)dev, (void)kind, (void)huge_shift;
+	return -ENOENT;
+}
+
+struct ingest *ingest_new(struct mm_worlds *ws, const struct ingest_host *host,
+			  FILE *trace)
 {
 	struct ingest *g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
 	g->ws = ws;
-	g->live = live;
+	g->host = host ? *host : (struct ingest_host){
+		.runs = replay_runs, .child_of = replay_child_of,
+		.fs_of = replay_fs_of,
+	};
 	g->trace = trace;
 	if (trace) {
 		static const char magic[16] = TRACE_MAGIC;
@@ -34,197 +58,28 @@ struct ingest *ingest_new(struct mm_worlds *ws, bool live, FILE *trace)
 	return g;
 }
 
-void ingest_serves(struct ingest *g, bool (*serves)(uid_t uid))
-{
-	g->serves = serves;
-}
-
-static void session_free(struct session *s)
-{
-	free(s->ck.vma);
-	free(s->ck.run);
-	free(s->held.buf);
-	ingest_code_map_free(&s->code);
-	ingest_site_ranges_free(&s->sites);
-	free(s);
-}
-
 void ingest_free(struct ingest *g)
 {
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->nsess; i++)
-		session_free(g->sess[i]);
+		ingest_session_free(g->sess[i]);
 	for (size_t i = 0; i < g->nnames; i++)
 		free(g->names[i].name);
 	report_free(&g->peak);
 	ingest_callsites_free(&g->callsites);
 	report_symbols_free(g->symbols);
-	if (g->fs)
-		ingest_fs_cache_free(g->fs);
-	free(g->fs);
 	free(g->sess);
 	free(g->conn);
 	free(g->finals);
 	free(g->names);
 	ptr_map_free(&g->name_index);
 	free(g->devs);
-	free(g->owed);
 	free(g->procs);
 	free(g->objects);
+	free(g->owed);
+	free(g->owed_acks);
 	free(g);
-}
-
-static size_t sess_index(const struct ingest *g, int32_t pid)
-{
-	return bsearch_first(g->sess, g->nsess, s, (*s)->pid < pid);
-}
-
-struct session *ingest_session_of(struct ingest *g, int32_t pid)
-{
-	size_t i = sess_index(g, pid);
-	return i < g->nsess && g->sess[i]->pid == pid ? g->sess[i] : NULL;
-}
-
-static struct session *session_new(struct ingest *g, int32_t pid, uint32_t uid)
-{
-	struct session *s = calloc(1, sizeof(*s));
-	if (!s || grow_array((void **)&g->sess, &g->cap_sess, g->nsess + 1,
-			     sizeof(*g->sess))) {
-		free(s);
-		return NULL;
-	}
-	size_t i = sess_index(g, pid);
-	memmove(&g->sess[i + 1], &g->sess[i], (g->nsess - i) * sizeof(*g->sess));
-	g->sess[i] = s;
-	g->nsess++;
-	s->pid = pid;
-	s->uid = uid;
-	s->last = (struct report_final){
-		.proc = { .pid = (uint32_t)pid, .uid = uid, .vmpte_kb = -1 },
-		.model_kb = -1,
-	};
-	return s;
-}
-
-/* The open connections, sorted by id: they are numbered in the order they
- * open, so a new one goes last.  Only the open ones are kept, however many
- * a run has had. */
-static size_t conn_index(const struct ingest *g, uint32_t conn)
-{
-	return bsearch_first(g->conn, g->nconn, c, c->conn < conn);
-}
-
-static struct session *session_of_conn(const struct ingest *g, uint32_t conn)
-{
-	size_t i = conn_index(g, conn);
-	return i < g->nconn && g->conn[i].conn == conn ? g->conn[i].s : NULL;
-}
-
-static void conn_unbind(struct ingest *g, uint32_t conn)
-{
-	size_t i = conn_index(g, conn);
-	if (i == g->nconn || g->conn[i].conn != conn)
-		return;
-	memmove(&g->conn[i], &g->conn[i + 1], (g->nconn - i - 1) * sizeof(*g->conn));
-	g->nconn--;
-}
-
-/* A process that is gone leaves the worlds: its line keeps what they
- * counted of it. */
-static void session_leave_model(struct ingest *g, struct session *s)
-{
-	if (!s->in_model)
-		return;
-	s->last = ingest_final_of(g, s, false);
-	for (size_t k = 0; k < g->ws->n; k++)
-		mm_exit(g->ws->w[k], (uint32_t)s->pid);
-	s->in_model = false;
-}
-
-/* A process that is gone: its last checkpoint joins the finals. */
-static void session_end(struct ingest *g, struct session *s)
-{
-	session_leave_model(g, s);
-	if (!grow_array((void **)&g->finals, &g->cap_finals, g->nfinals + 1,
-			sizeof(*g->finals)))
-		g->finals[g->nfinals++] = ingest_final_of(g, s, false);
-	if (s->conn)
-		conn_unbind(g, s->conn);
-	size_t i = sess_index(g, s->pid);
-	memmove(&g->sess[i], &g->sess[i + 1], (g->nsess - i - 1) * sizeof(*g->sess));
-	g->nsess--;
-	session_free(s);
-}
-
-/*
- * Whether a half of s's fork may still come.  A forked child's two halves,
- * its parent's PTS_FORK and its own connection, come by different sockets
- * in either order, and the daemon may read either any time later (it
- * accepted connections 20 s late in a fork storm under load): its
- * parent's, when a reading adopted it first; its own, when the fork made
- * it and it never connected.
- */
-static bool fork_half_owed(const struct session *s)
-{
-	return s->adopted || !s->connected;
-}
-
-/* Whether nothing more can come for s: its connection is closed, it runs
- * no more, and no half of its fork is owed. */
-static bool session_over(const struct session *s)
-{
-	return !s->conn && !s->hello_seq && s->gone && !fork_half_owed(s);
-}
-
-/* Whichever half comes last ends it, so that its records and its line in
- * the report stay one.  Until then, a child gone is out of the worlds; a
- * half that never comes (a child forked with no fd left, a parent's
- * PTS_FORK lost) leaves its line to the end of the run. */
-bool ingest_session_end_if_over(struct ingest *g, struct session *s)
-{
-	if (!session_over(s)) {
-		if (s->gone && !s->conn)
-			session_leave_model(g, s);
-		return false;
-	}
-	session_end(g, s);
-	return true;
-}
-
-/* A record the model or the protocol refused: counted, and the process
- * will be read again from /proc. */
-void ingest_session_refused(struct ingest *g, struct session *s,
-			    const char *why)
-{
-	(void)why;
-	s->last.refused++;
-	g->stream.refused++;
-	ingest_reading_owed(g, s);
-}
-
-static void trace_frame(struct ingest *g, int32_t pid, uint32_t conn,
-			const struct pts_hdr *h)
-{
-	uint32_t frame[2] = { (uint32_t)pid, conn };
-	if (!g->trace)
-		return;
-	fwrite(frame, sizeof(frame), 1, g->trace);
-	fwrite(h, h->size, 1, g->trace);
-}
-
-void ingest_action_ack(struct ingest_action *act, uint32_t conn,
-		       uint32_t seq)
-{
-	if (!act || act->nack >= INGEST_MAX_ACKS)
-		return;
-	struct pts_ack *a = &act->ack[act->nack].rec;
-	act->ack[act->nack++].conn = conn;
-	*a = (struct pts_ack){
-		.h = { .type = PTS_ACK, .size = sizeof(*a),
-		       .time_ns = now_ns() },
-		.acked_seq = seq,
-	};
 }
 
 /* The acks of act, owed to connections that wait for them, until the
@@ -233,31 +88,38 @@ void ingest_action_ack(struct ingest_action *act, uint32_t conn,
 void ingest_owe_acks(struct ingest *g, const struct ingest_action *act)
 {
 	if (!act->nack ||
-	    grow_array((void **)&g->owed, &g->cap_owed, g->nowed + act->nack,
-		       sizeof(*g->owed)))
+	    grow_array((void **)&g->owed_acks, &g->cap_owed_acks, g->nowed_acks + act->nack,
+		       sizeof(*g->owed_acks)))
 		return;
 	for (unsigned i = 0; i < act->nack; i++)
-		g->owed[g->nowed++] = (struct owed_ack){
+		g->owed_acks[g->nowed_acks++] = (struct owed_ack){
 			act->ack[i].conn, act->ack[i].rec.acked_seq };
 }
 
 bool ingest_owed_acks(struct ingest *g, struct ingest_action *act)
 {
 	size_t n = 0;
-	if (!g->nowed)
+	if (!g->nowed_acks)
 		return false;
-	while (n < g->nowed && act->nack < INGEST_MAX_ACKS) {
-		ingest_action_ack(act, g->owed[n].conn, g->owed[n].seq);
+	while (n < g->nowed_acks && act->nack < INGEST_MAX_ACKS) {
+		ingest_action_ack(act, g->owed_acks[n].conn, g->owed_acks[n].seq);
 		n++;
 	}
-	g->nowed -= n;
-	memmove(g->owed, g->owed + n, g->nowed * sizeof(*g->owed));
-	return g->nowed > 0;
+	g->nowed_acks -= n;
+	memmove(g->owed_acks, g->owed_acks + n, g->nowed_acks * sizeof(*g->owed_acks));
+	return g->nowed_acks > 0;
 }
+
+/* Records of every type and size reach it: not inlined into the callers
+ * that make one of them (ingest_connect...), where GCC would take the
+ * casts to the other types for reads past the record (-Warray-bounds). */
+static __attribute__((noinline)) void apply(struct ingest *g, int32_t pid,
+					    uint32_t conn, const void *rec,
+					    struct ingest_action *act);
 
 /* The process now exists in the worlds: its held records go through,
  * then its connection's close. */
-void ingest_release_held(struct ingest *g, struct session *s,
+static void release_held(struct ingest *g, struct session *s,
 			 struct ingest_action *act)
 {
 	struct held h = s->held;
@@ -270,53 +132,44 @@ void ingest_release_held(struct ingest *g, struct session *s,
 		uint32_t len;
 		memcpy(&len, h.buf + off, 4);
 		memcpy(&r, h.buf + off + 4, len);
-		ingest_apply(g, s->pid, s->conn, &r, act);
+		apply(g, s->pid, s->conn, &r, act);
 		off += 4 + len;
 	}
 	free(h.buf);
 	if (h.close.h.type)
-		ingest_apply(g, s->pid, s->conn, &h.close, act);
+		apply(g, s->pid, s->conn, &h.close, act);
 }
 
-static void hold(struct session *s, const void *buf, size_t len)
+/* A forked child a reading adopted before its parent's PTS_FORK came
+ * (checkpoint.c): its HELLO, which waits, is acked then, and its held
+ * records go through, the acks they owe with it (an EXIT sent after its
+ * wait for the HELLO's ack ran out): acks owed outside a packet, which
+ * the daemon takes with ingest_owed_acks. */
+static void adopted(struct ingest *g, struct session *s, uint32_t hello_seq)
+{
+	struct ingest_action act = { 0 };
+	ingest_action_ack(&act, s->conn, hello_seq);
+	release_held(g, s, &act);
+	ingest_owe_acks(g, &act);
+}
+
+static void hold(struct ingest *g, struct session *s, const void *buf,
+		 size_t len)
 {
 	struct held *h = &s->held;
 	uint32_t n = (uint32_t)len;
-	if (h->overflowed || h->len + 4 + len > HELD_MAX ||
-	    grow_array((void **)&h->buf, &h->cap, h->len + 4 + len, 1)) {
+	if (h->overflowed || h->len + 4 + len > HELD_MAX) {
+		h->overflowed = true;
+		return;
+	}
+	if (grow_array((void **)&h->buf, &h->cap, h->len + 4 + len, 1)) {
+		ingest_out_of_memory(g);
 		h->overflowed = true;
 		return;
 	}
 	memcpy(h->buf + h->len, &n, 4);
 	memcpy(h->buf + h->len + 4, buf, len);
 	h->len += 4 + len;
-}
-
-/* The process enters the worlds: created, forked from its parent, or
- * replaced by an exec. */
-bool ingest_enter_model(struct ingest *g, struct session *s, int32_t parent)
-{
-	for (size_t k = 0; k < g->ws->n; k++) {
-		struct mm_world *w = g->ws->w[k];
-		uint32_t pid = (uint32_t)s->pid;
-		int r = parent > 0 ? mm_fork(w, (uint32_t)parent, pid)
-			: s->in_model ? mm_exec(w, pid) : mm_create(w, pid);
-		if (r) {
-			for (size_t j = 0; j < k; j++)
-				mm_exit(g->ws->w[j], pid);
-			s->in_model = false;
-			return false;
-		}
-	}
-	/* A child maps what its parent mapped, made by the same calls. */
-	struct session *p = parent > 0 ? ingest_session_of(g, parent) : NULL;
-	ingest_site_ranges_free(&s->sites);
-	if (p) {
-		ingest_site_ranges_copy(&s->sites, &p->sites);
-		ingest_code_map_copy(&s->code, &p->code);
-	}
-	s->in_model = true;
-	return true;
 }
 
 static void hello(struct ingest *g, struct session *s, uint32_t conn,
@@ -352,8 +205,7 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		return;
 	}
 	s->exec_pending = false;
-	if (g->live)
-		ingest_checkpoint_read(g, s, reason);
+	ingest_owe(g, s, reason);
 	ingest_action_ack(act, conn, r->h.seq);
 }
 
@@ -372,7 +224,7 @@ static void fork_child(struct ingest *g, struct session *parent,
 				       "fork of a pid already known");
 		return;
 	}
-	if (!c && !(c = session_new(g, r->child, parent->uid)))
+	if (!c && !(c = ingest_session_new(g, r->child, parent->uid)))
 		return;
 	snprintf(c->name, sizeof(c->name), "%s", parent->name);
 	snprintf(c->last.proc.name, sizeof(c->last.proc.name), "%s", c->name);
@@ -386,11 +238,10 @@ static void fork_child(struct ingest *g, struct session *parent,
 		return;
 	}
 	if (c->hello_seq) { /* its HELLO came first: it waits for us */
-		if (g->live)
-			ingest_checkpoint_read(g, c, PTS_CK_FORK);
+		ingest_owe(g, c, PTS_CK_FORK);
 		ingest_action_ack(act, c->conn, c->hello_seq);
 		c->hello_seq = 0;
-		ingest_release_held(g, c, act); /* last: it may end c */
+		release_held(g, c, act); /* last: it may end c */
 	}
 }
 
@@ -438,15 +289,17 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		return;
 	case PTS_EXIT:
 		s->exiting = true;
-		/* The first to leave: read everyone while they are all here, so
-		 * the peak sees the pages they touched since the last timer.
-		 * Not while a reading of it is open (adopt() released its held
-		 * records): that reading is the last. */
-		if (g->live && !s->ck.open) {
+		/* The first to leave: everyone's reading is owed while they
+		 * are all here, so the peak sees the pages they touched since
+		 * the last timer, then its own, its last (the shim waits for
+		 * the ack, sent after the readings).  Not while a reading of
+		 * it is open (adopt() released its held records): that
+		 * reading is the last. */
+		if (!s->ck.open) {
 			if (now_ns() - g->full_read_ns > FULL_READ_GAP_NS)
 				ingest_checkpoint_all(g, PTS_CK_TIMER);
 			if (s->in_model)
-				ingest_checkpoint_read(g, s, PTS_CK_EXIT);
+				ingest_owe(g, s, PTS_CK_EXIT);
 		}
 		ingest_action_ack(act, conn, h->seq);
 		return;
@@ -475,16 +328,16 @@ static void conn_open(struct ingest *g, uint32_t conn,
 	 * one of its pid is a new process's (the pid was reused while it
 	 * waited for its parent's PTS_FORK). */
 	if (s && s->gone && s->connected && !s->conn) {
-		session_end(g, s);
+		ingest_session_end(g, s);
 		s = NULL;
 	}
-	if ((!s && !(s = session_new(g, r->pid, r->arg))) ||
-	    grow_array((void **)&g->conn, &g->cap_conn, g->nconn + 1,
-		       sizeof(*g->conn)))
+	if (!s && !(s = ingest_session_new(g, r->pid, r->arg)))
 		return;
 	/* A new image may connect before the old one's close is seen. */
 	if (s->conn)
-		conn_unbind(g, s->conn);
+		ingest_conn_unbind(g, s->conn);
+	if (!ingest_conn_bind(g, s, conn))
+		return;
 	/* Its user is served: the daemon took the connection. */
 	s->uid = r->arg;
 	s->last.proc.uid = r->arg;
@@ -494,7 +347,6 @@ static void conn_open(struct ingest *g, uint32_t conn,
 	s->next_seq = 1;
 	s->applied_seq = 0;
 	s->malformed_run = 0;
-	g->conn[g->nconn++] = (struct conn_of){ conn, s };
 }
 
 /* outlived: the process still runs (it closed our socket, or exec'd).  An
@@ -502,10 +354,10 @@ static void conn_open(struct ingest *g, uint32_t conn,
  * program that closed every fd lives on, followed from /proc. */
 static void conn_close(struct ingest *g, uint32_t conn, bool outlived)
 {
-	struct session *s = session_of_conn(g, conn);
+	struct session *s = ingest_session_of_conn(g, conn);
 	if (!s)
 		return;
-	conn_unbind(g, conn);
+	ingest_conn_unbind(g, conn);
 	s->conn = 0;
 	s->gone |= !outlived || s->exiting;
 	if (!s->gone && !s->exec_pending)
@@ -513,7 +365,7 @@ static void conn_close(struct ingest *g, uint32_t conn, bool outlived)
 	ingest_session_end_if_over(g, s);
 }
 
-void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
+static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		  struct ingest_action *act)
 {
 	const union aligned_rec *r = rec;
@@ -526,7 +378,7 @@ void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		ingest_capture_peak(g, false);
 	}
 	g->since_peak++;
-	trace_frame(g, pid, conn, h);
+	ingest_trace_write(g, pid, conn, h);
 	switch (h->type) {
 	case PTS_CONN_OPEN:
 		conn_open(g, conn, (const struct pts_conn *)r);
@@ -536,7 +388,7 @@ void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		return;
 	}
 	struct session *s = h->type >= PTS_CK_BEGIN ? ingest_session_of(g, pid)
-		: session_of_conn(g, conn);
+		: ingest_session_of_conn(g, conn);
 	switch (h->type) {
 	case PTS_FAULT:
 		if (s)
@@ -558,8 +410,11 @@ void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 				((const struct pts_zero_page *)r)->zero_page);
 		return;
 	}
-	if (h->type >= PTS_CK_BEGIN)
-		ingest_apply_checkpoint(g, s, h);
+	if (h->type >= PTS_CK_BEGIN) {
+		uint32_t hello_seq = ingest_apply_checkpoint(g, s, h);
+		if (hello_seq)
+			adopted(g, s, hello_seq);
+	}
 	else if (s)
 		apply_shim(g, s, conn, r, act);
 }
@@ -577,36 +432,30 @@ uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid)
 		.h = { .type = PTS_CONN_OPEN, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = pid, .arg = uid,
 	};
-	ingest_apply(g, pid, conn, &r, NULL);
-	return session_of_conn(g, conn) ? conn : 0;
-}
-
-/* Whether pid still runs (a zombie does not: it has no address space). */
-static bool still_runs(int32_t pid)
-{
-	struct procfs_status st;
-	return procfs_status_read(pid, &st) == 0 && st.has_mm;
+	apply(g, pid, conn, &r, NULL);
+	return ingest_session_of_conn(g, conn) ? conn : 0;
 }
 
 void ingest_disconnect(struct ingest *g, uint32_t conn)
 {
-	struct session *s = session_of_conn(g, conn);
+	struct session *s = ingest_session_of_conn(g, conn);
+	ingest_conn_own(g, conn, NULL); /* the caller's is gone with it */
 	if (!s)
 		return;
 	struct pts_conn r = {
 		.h = { .type = PTS_CONN_CLOSE, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = s->pid,
-		.arg = g->live && !s->exiting && still_runs(s->pid),
+		.arg = !s->exiting && g->host.runs(g->host.arg, s->pid),
 	};
 	if (s->hello_seq) /* a forked child's, after its held records */
 		s->held.close = r;
 	else
-		ingest_apply(g, s->pid, conn, &r, NULL);
+		apply(g, s->pid, conn, &r, NULL);
 }
 
 void ingest_drop(struct ingest *g, uint32_t conn, uint32_t why)
 {
-	struct session *s = session_of_conn(g, conn);
+	struct session *s = ingest_session_of_conn(g, conn);
 	if (s && !s->last.dropped) {
 		s->last.dropped = why;
 		g->stream.dropped++;
@@ -626,8 +475,9 @@ void ingest_refused(struct ingest *g, enum ingest_refusal why)
 void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 		   struct ingest_action *act)
 {
-	struct session *s = session_of_conn(g, conn);
+	struct session *s = ingest_session_of_conn(g, conn);
 	union aligned_rec r;
+	ingest_owed_forget(g);
 	if (!s) { /* an image its process replaced: what it says is not
 		   * applied, and not lost (the numbering misses nothing) */
 		g->stream.superseded += conn && conn <= g->last_conn;
@@ -641,34 +491,34 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 	if (!bad && (s->next_seq == 1) != (r.h.type == PTS_HELLO))
 		bad = r.h.type == PTS_HELLO ? "a second HELLO" : "no HELLO first";
 	if (!bad && r.h.type == PTS_FORK &&
-	    !ingest_fork_of_child(g, s, ((const struct pts_fork *)&r)->child))
+	    !g->host.child_of(g->host.arg, ((const struct pts_fork *)&r)->child,
+			      s->pid))
 		bad = "a fork of a process that is not its child";
 	/* A gap: records were lost (apply_shim counts them); what they did
 	 * is read from /proc. */
-	if (!bad && r.h.seq > s->next_seq) {
-		ingest_reading_owed(g, s);
-		ingest_reading_if_owed(g, s);
+	if (bad || r.h.seq > s->next_seq) {
+		ingest_reading_owed(s);
+		ingest_owe_if_due(g, s);
 	}
 	if (bad) {
 		s->last.malformed++;
 		g->stream.malformed++;
 		if (act && ++s->malformed_run >= MALFORMED_MAX)
 			act->drop = true;
-		ingest_reading_owed(g, s);
-		ingest_reading_if_owed(g, s);
 		return;
 	}
 	s->malformed_run = 0;
 	s->next_seq = r.h.seq + 1;
+	ingest_record_actions(act, conn, &r.h);
 	ingest_classify_mmap_dev(g, s, &r.h);
-	ingest_claims_add(g, s, &r.h);
+	ingest_claims_add(s, &r.h);
 	/* A forked child's records wait for its parent's PTS_FORK. */
 	if (!s->in_model && r.h.type != PTS_HELLO && s->hello_seq) {
-		hold(s, buf, len);
+		hold(g, s, buf, len);
 		return;
 	}
-	ingest_apply(g, s->pid, conn, &r, act);
-	ingest_reading_if_owed(g, s);
+	apply(g, s->pid, conn, &r, act);
+	ingest_owe_if_due(g, s);
 }
 
 void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags)
@@ -677,7 +527,7 @@ void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags)
 		.h = { .type = PTS_FAULT, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = pid, .flags = flags, .addr = addr,
 	};
-	ingest_apply(g, pid, 0, &r, NULL);
+	apply(g, pid, 0, &r, NULL);
 }
 
 void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err)
@@ -686,7 +536,7 @@ void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err)
 		.h = { .type = PTS_FAULT_MODE, .size = sizeof(r), .time_ns = now_ns() },
 		.pid = pid, .mode = mode, .err = err,
 	};
-	ingest_apply(g, pid, 0, &r, NULL);
+	apply(g, pid, 0, &r, NULL);
 }
 
 void ingest_zero_page(struct ingest *g, bool zero_page)
@@ -695,13 +545,14 @@ void ingest_zero_page(struct ingest *g, bool zero_page)
 		.h = { .type = PTS_ZERO_PAGE, .size = sizeof(r), .time_ns = now_ns() },
 		.zero_page = zero_page,
 	};
-	ingest_apply(g, 0, 0, &r, NULL);
+	apply(g, 0, 0, &r, NULL);
 }
 
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 		  const void *rec, size_t len)
 {
 	union aligned_rec r;
+	ingest_owed_forget(g);
 	if (len > sizeof(r))
 		return -EPROTO;
 	memcpy(&r, rec, len);
@@ -712,13 +563,8 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 	 * would size the table of connections (fuzz: conn-open-*). */
 	if (r.h.type == PTS_CONN_OPEN && conn != next_conn(g))
 		return -EPROTO;
-	ingest_apply(g, pid, conn, &r, NULL);
+	apply(g, pid, conn, &r, NULL);
 	return 0;
-}
-
-size_t ingest_live(const struct ingest *g)
-{
-	return g->nsess;
 }
 
 void ingest_cut_short(struct ingest *g, const char *why, bool torn)
@@ -728,37 +574,41 @@ void ingest_cut_short(struct ingest *g, const char *why, bool torn)
 	g->stream.cut_torn = torn;
 }
 
-/*
- * Every process, now: the timer's checkpoint, and the end of a run's.  A
- * process whose image did not say HELLO after an exec (a static or setuid
- * program) is followed from /proc alone; a forked child whose parent's
- * PTS_FORK never came enters the model as it is now; a process gone
- * without a connection to tell us ends, or leaves the worlds while a half
- * of its fork is still to come (see session_end_if_over).
- */
-void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
+void ingest_reading_record(struct ingest *g, int32_t pid, const void *rec)
 {
-	uint64_t start = now_ns();
-	/* Reading every process takes at most 1/FULL_READ_SHARE of the
-	 * daemon's time: a thousand processes take a second or more to read,
-	 * and every connection waits meanwhile. */
-	if (reason == PTS_CK_TIMER && g->full_read_ns &&
-	    start - g->full_read_ns < FULL_READ_SHARE * g->full_read_cost_ns)
-		return;
-	g->full_read_ns = start;
-	for (size_t i = 0; i < g->nsess && g->live;) {
-		/* A reading may end the process's session (ck_end), the only
-		 * one that can end meanwhile. */
-		struct session *s = g->sess[i];
-		size_t n = g->nsess;
-		if (s->hello_seq && !s->in_model)
-			ingest_checkpoint_read(g, s,
-					       PTS_CK_RESYNC); /* see adopt() */
-		/* One that said PTS_EXIT was read then, its last: a reading
-		 * now would see its address space torn down. */
-		if (g->nsess == n && s->in_model && !s->exiting)
-			ingest_checkpoint_read(g, s, reason);
-		i += g->nsess == n;
-	}
-	g->full_read_cost_ns = now_ns() - start;
+	apply(g, pid, 0, rec, NULL);
+}
+
+bool ingest_object_named(const struct ingest *g,
+			 const struct mm_object_id *id)
+{
+	return ingest_object_name(g, id);
+}
+
+struct ranges_walk {
+	int (*fn)(const struct ingest_range *r, void *arg);
+	void *arg;
+};
+
+static int range_of_vma(const struct mm_vma_info *v, void *arg)
+{
+	const struct ranges_walk *w = arg;
+	bool hugetlb = v->obj.kind == MM_OBJ_HUGETLB;
+	struct ingest_range r = {
+		.start = v->start, .end = v->end,
+		.huge_shift = hugetlb ? v->huge_shift : 0,
+		.shared_memory = (v->flags & MM_VMA_SHARED) &&
+				 (v->obj.kind == MM_OBJ_SHMEM || hugetlb),
+	};
+	return w->fn(&r, w->arg);
+}
+
+int ingest_ranges_of(const struct ingest *g, int32_t pid, uint64_t start,
+		     uint64_t end,
+		     int (*fn)(const struct ingest_range *r, void *arg),
+		     void *arg)
+{
+	struct ranges_walk w = { fn, arg };
+	return mm_proc_vmas_in(g->ws->w[0], (uint32_t)pid, start, end,
+			       range_of_vma, &w);
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Ingest: the records of traced processes applied to the worlds.  One
- * mechanism for the live daemon and for a replay: every record, the
- * checkpoints the daemon reads from /proc included, goes through
- * ingest_record() in the order the daemon applied it, and a trace of those
- * records (docs/wire-protocol.md) replays to the same report.
+ * Ingest: the records of traced processes applied to the worlds, a
+ * function of its inputs.  One mechanism for the live daemon and for a
+ * replay: every record, the checkpoints the daemon reads from /proc
+ * included, is applied in the order the daemon applied it, and a trace of
+ * those records (docs/wire-protocol.md) replays to the same report.  What
+ * the daemon must do comes out as actions (struct ingest_action) and
+ * readings owed (ingest_reading_next); what it needs of the live system
+ * comes in through struct ingest_host.
  *
  * Identity comes from the connection (SO_PEERCRED), never from a record.
  * A record that is malformed, out of sequence or refused by the model marks
@@ -27,10 +30,31 @@
 struct ingest;
 
 #define INGEST_MAX_ACKS 4
+#define INGEST_MAX_UFFD 4
+
+/* What a record asks of the process's userfaultfd (daemon/uffd.c), the
+ * kernel's registrations having changed with the call it tells of. */
+enum ingest_uffd_kind {
+	INGEST_UFFD_FORGET,  /* [start, end) was unmapped or mapped anew */
+	INGEST_UFFD_SYNC,    /* shared memory may be mapped in [start, end) */
+	INGEST_UFFD_MOVE,    /* [start, end) moved to [to, to_end) (mremap) */
+	INGEST_UFFD_RELEASE, /* a failed mremap met [start, end): ours there
+			      * released, so that it succeeds again */
+	INGEST_UFFD_GIVE_UP, /* the program's own userfaultfd failed on
+			      * [start, end) (EBUSY): ours released whole */
+};
+
+struct ingest_uffd_op {
+	enum ingest_uffd_kind kind;
+	uint64_t start, end;
+	uint64_t to, to_end; /* INGEST_UFFD_MOVE */
+};
 
 /* What the daemon must do after a packet: send acks (to this connection,
- * or to a forked child waiting for its parent's record), or drop the
- * connection, which cannot be trusted.  Zero it before the call. */
+ * or to a forked child waiting for its parent's record), take the
+ * userfaultfd the packet brought, change the registrations on the
+ * process's userfaultfd, or drop the connection, which cannot be trusted.
+ * Zero it before the call. */
 struct ingest_action {
 	struct {
 		uint32_t conn;
@@ -38,26 +62,49 @@ struct ingest_action {
 	} ack[INGEST_MAX_ACKS];
 	unsigned nack;
 	bool drop;
+	bool take_uffd;       /* the packet's one fd is its userfaultfd */
+	int hello_uffd_errno; /* a HELLO without one: why (0: none asked) */
+	struct ingest_uffd_op uffd[INGEST_MAX_UFFD];
+	unsigned nuffd;
 };
 
 /* Adds an ack of record seq to conn to act (a NULL act, or one holding
  * INGEST_MAX_ACKS already, takes none). */
 void ingest_action_ack(struct ingest_action *act, uint32_t conn,
 		       uint32_t seq);
+/* What a shim's record h, well formed, asks of the daemon besides the
+ * model (its userfaultfd kept, registrations changed, the retry ack of a
+ * failed call that met ours), added to act (conn: its connection):
+ * ingest_packet adds it for every record it takes. */
+void ingest_record_actions(struct ingest_action *act, uint32_t conn,
+			   const struct pts_hdr *h);
 
 /*
- * live: a daemon, which reads /proc at checkpoints (a replay reads them from
- * its trace).  trace: where to append every applied record (`--record`), or
- * NULL.  The worlds and the stream stay the caller's.
+ * What the ingest asks of the live system, the one way it learns anything
+ * but its records: whether pid still runs (a zombie does not), whether
+ * parent is child's parent (true for a child gone already), and what the
+ * files of dev are as pid's mounts say (0 and an MM_OBJ_* with the huge
+ * page shift of a hugetlbfs, or non-zero: not known, files).  A daemon
+ * asks /proc (daemon/readings.c); a replay has none to ask: a NULL host
+ * says no process runs, every fork is of a child, no device is known,
+ * and the trace's records say the rest.
  */
-struct ingest *ingest_new(struct mm_worlds *ws, bool live, FILE *trace);
-void ingest_free(struct ingest *g);
+struct ingest_host {
+	bool (*runs)(void *arg, int32_t pid);
+	bool (*child_of)(void *arg, int32_t child, int32_t parent);
+	int (*fs_of)(void *arg, int32_t pid, uint64_t dev, uint32_t *kind,
+		     uint32_t *huge_shift);
+	void *arg;
+};
 
-/* Which users the daemon serves (docs/daemon.md, Access): a process a
- * reading finds running as another uid than it was known by is told
- * apart, and one of a user not served that runs untraced is counted with
- * the connections refused for their user.  Unset: every user. */
-void ingest_serves(struct ingest *g, bool (*serves)(uid_t uid));
+/*
+ * host: the live system (copied), or NULL (a replay).  trace: where to
+ * append every applied record (`--record`), or NULL.  The worlds and the
+ * stream stay the caller's.
+ */
+struct ingest *ingest_new(struct mm_worlds *ws, const struct ingest_host *host,
+			  FILE *trace);
+void ingest_free(struct ingest *g);
 
 /* A connection opened by process pid (SO_PEERCRED).  Returns its id (> 0). */
 uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid);
@@ -65,6 +112,11 @@ uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid);
  * the sender lied: it is refused, not truncated). */
 void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 		   struct ingest_action *act);
+/* The table of connections is the ingest's: the caller's own object of an
+ * open connection (the daemon's, with its socket) is kept beside it, and
+ * found by id (where an ack goes).  NULL: none, or no longer open. */
+void ingest_conn_own(struct ingest *g, uint32_t conn, void *owner);
+void *ingest_conn_owner(const struct ingest *g, uint32_t conn);
 /* The connection ended (EOF, error or drop). */
 void ingest_disconnect(struct ingest *g, uint32_t conn);
 /* The daemon ends connection conn (why: enum report_drop, other than
@@ -80,9 +132,45 @@ enum ingest_refusal {
 /* A connection refused: the report counts them. */
 void ingest_refused(struct ingest *g, enum ingest_refusal why);
 
-/* Reads every process's /proc now and applies it as checkpoint records:
- * on the daemon's timer, and at the end of a run. */
+/*
+ * Readings of /proc.  The ingest reads nothing: it says which readings it
+ * owes (a process that said HELLO, forked, exits, or whose records asked
+ * for one; every process, on the timer and at the end), and the caller
+ * makes each and feeds its records in, as a replay feeds them from the
+ * trace.  A caller that makes none (a replay) just does not ask.
+ */
+struct ingest_reading {
+	int32_t pid;
+	uint32_t reason; /* enum pts_ck_reason */
+	uint32_t uid;    /* the process's as the ingest knows it */
+};
+/* Every process's /proc is owed now: on the daemon's timer, and at the
+ * end of a run. */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason);
+/* The next reading owed, in order: false when none is. */
+bool ingest_reading_next(struct ingest *g, struct ingest_reading *out);
+/* One record of a reading the caller made of pid (PTS_CK_BEGIN, ...,
+ * PTS_CK_END), applied and traced as a replay applies it. */
+void ingest_reading_record(struct ingest *g, int32_t pid, const void *rec);
+/* Whether the readings named the object already (PTS_CK_NAME). */
+bool ingest_object_named(const struct ingest *g,
+			 const struct mm_object_id *id);
+
+/* A mapping of a process in the model of today's kernel: shared_memory
+ * when it is shared shmem or hugetlb (what a userfaultfd may register;
+ * huge_shift then its huge page's, 0 for shmem). */
+struct ingest_range {
+	uint64_t start, end;
+	uint32_t huge_shift;
+	bool shared_memory;
+};
+/* Calls fn on each mapping of pid meeting [start, end), in address order,
+ * until fn returns non-zero, and returns that (0, or -ESRCH: no such
+ * process in the model). */
+int ingest_ranges_of(const struct ingest *g, int32_t pid, uint64_t start,
+		     uint64_t end,
+		     int (*fn)(const struct ingest_range *r, void *arg),
+		     void *arg);
 
 /* Acks owed outside a packet's: a reading adopted a forked child whose
  * HELLO waits (its parent's PTS_FORK had not come).  Moves into act as many
@@ -105,8 +193,6 @@ void ingest_zero_page(struct ingest *g, bool zero_page);
 int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
 		  const void *rec, size_t len);
 
-/* Processes still connected. */
-size_t ingest_live(const struct ingest *g);
 
 /* The records end before the run did (a trace of a daemon that was
  * ended): the report says why, what it misses, and whether the trace

@@ -109,46 +109,46 @@ static uint32_t call_site(struct ingest *g, struct session *s,
 	return site;
 }
 
+void ingest_dev_add(struct ingest *g, const struct pts_ck_fs *r)
+{
+	if (grow_array((void **)&g->devs, &g->cap_devs, g->ndevs + 1,
+		       sizeof(*g->devs))) {
+		ingest_out_of_memory(g);
+		return;
+	}
+	g->devs[g->ndevs++] = (struct dev_kind){ r->dev, r->kind, r->huge_shift };
+}
+
 /*
- * What the files of dev are.  A daemon asks the process's mounts once per
- * device and keeps the answer as a PTS_CK_FS record, so that a replay, which
- * has no mounts to ask, classifies the same way.
+ * What the files of dev are.  The host asks the process's mounts once per
+ * device (a replay's host knows none), and the answer is kept, and traced
+ * as a PTS_CK_FS record, so that a replay, which has no mounts to ask,
+ * classifies the same way: the trace's record reaches ingest_dev_add.
  */
-int ingest_classify_dev(struct ingest *g, struct session *s, uint64_t dev,
-			struct dev_kind *out)
+static struct dev_kind classify_dev(struct ingest *g, struct session *s,
+				    uint64_t dev)
 {
 	for (size_t i = 0; i < g->ndevs; i++)
-		if (g->devs[i].dev == dev) {
-			*out = g->devs[i];
-			return 0;
-		}
-	*out = (struct dev_kind){ dev, MM_OBJ_FILE, 0 };
-	if (!g->live)
-		return 0;
-	struct procfs_fs_table fs = { 0 };
-	if (procfs_fs_table_read(s->pid, &fs) >= 0) {
-		for (size_t i = 0; i < fs.n; i++)
-			if (fs.fs[i].dev == dev)
-				*out = (struct dev_kind){ dev, fs.fs[i].kind,
-							  fs.fs[i].huge_shift };
-	}
-	procfs_fs_table_free(&fs);
+		if (g->devs[i].dev == dev)
+			return g->devs[i];
 	struct pts_ck_fs r = {
 		.h = { .type = PTS_CK_FS, .size = sizeof(r), .time_ns = now_ns() },
-		.dev = dev, .kind = out->kind, .huge_shift = out->huge_shift,
+		.dev = dev, .kind = MM_OBJ_FILE,
 	};
-	ingest_apply(g, s->pid, 0, &r, NULL);
-	return 0;
+	if (g->host.fs_of(g->host.arg, s->pid, dev, &r.kind, &r.huge_shift))
+		return (struct dev_kind){ dev, MM_OBJ_FILE, 0 };
+	ingest_trace_write(g, s->pid, 0, &r.h);
+	ingest_dev_add(g, &r);
+	return (struct dev_kind){ dev, r.kind, r.huge_shift };
 }
 
 void ingest_classify_mmap_dev(struct ingest *g, struct session *s,
 			      const struct pts_hdr *h)
 {
 	const struct pts_mmap *r = (const struct pts_mmap *)h;
-	struct dev_kind dk;
-	if (g->live && r->h.type == PTS_MMAP && !(r->h.flags & PTS_F_FAILED) &&
+	if (r->h.type == PTS_MMAP && !(r->h.flags & PTS_F_FAILED) &&
 	    !(r->flags & MAP_ANONYMOUS))
-		ingest_classify_dev(g, s, r->dev, &dk);
+		classify_dev(g, s, r->dev);
 }
 
 static bool mmap_op(struct ingest *g, struct session *s,
@@ -176,8 +176,7 @@ static bool mmap_op(struct ingest *g, struct session *s,
 				huge ? MM_OBJ_HUGETLB : MM_OBJ_SHMEM, SYNTH_DEV,
 				++g->next_synth };
 	} else {
-		struct dev_kind dk;
-		ingest_classify_dev(g, s, r->dev, &dk);
+		struct dev_kind dk = classify_dev(g, s, r->dev);
 		m->obj = (struct mm_object_id){ dk.kind, r->dev, r->ino };
 		m->huge_shift = dk.kind == MM_OBJ_HUGETLB ? dk.huge_shift : 0;
 	}
@@ -200,7 +199,7 @@ static void populate(struct ingest *g, struct session *s, uint64_t addr,
 		.len = len, .arg = write || ((prot & MM_PROT_WRITE) && !shared),
 		.step = huge_shift ? 1ULL << huge_shift : MM_PAGE_SIZE,
 	};
-	if (ingest_populate_allowed(g, s, len / o.step))
+	if (ingest_populate_allowed(s, len / o.step))
 		ingest_apply_op(g, s, &o);
 }
 

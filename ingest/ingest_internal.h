@@ -1,6 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* The ingest's private types and functions, shared by the files of
- * ingest/ and by none outside it. */
+ * ingest/ and by none outside it.  The files call each other in one
+ * direction, from the top of this list to its bottom:
+ *
+ *   ingest.c           the public entries, the records applied by type,
+ *                      the shim's HELLO, FORK, EXIT; held records
+ *   readings_owed.c    the readings of /proc owed to the caller
+ *   checkpoint.c       checkpoint records applied: reconciled, observed
+ *   reconcile.c        the model's mappings brought to what /proc listed
+ *   ingest_calls.c     the shim's calls as model operations; devices
+ *   ingest_report.c    the report of the run: names, the peak, finals
+ *   session.c          sessions, connections, the trace written
+ *   ingest_limits.c    what a process's records may cost
+ *   actions.c          what a record asks of the daemon (acks, uffd):
+ *                      ingest_record_actions, public
+ *   record_check.c     whether a record is well formed
+ *
+ * (callsite.c, callsite_ranges.c, proc_image.c and trace.c sit aside:
+ * the first three use none of these, trace.c only the public entries.) */
 #ifndef PTSHARE_INGEST_INTERNAL_H
 #define PTSHARE_INGEST_INTERNAL_H
 
@@ -86,16 +103,25 @@ struct dev_kind {
 	uint32_t kind, huge_shift;
 };
 
+/* A reading of /proc owed to the caller (ingest_reading_next): of one
+ * process, or one of every process's (a full read: first the adoption of
+ * a forked child whose parent's PTS_FORK never came, then its reading). */
+struct owed {
+	int32_t pid;
+	uint32_t reason;
+	enum { OWED_ONE, OWED_ALL_ADOPT, OWED_ALL } kind;
+};
+
 struct ingest {
 	struct mm_worlds *ws;
 	FILE *trace;
-	bool live;               /* may read /proc (a daemon, not a replay) */
-	bool (*serves)(uid_t uid); /* live: the users the daemon serves */
+	struct ingest_host host; /* the live system, or a replay's stand-in */
 	struct session **sess;   /* by pid */
 	size_t nsess, cap_sess;
 	struct conn_of {
 		uint32_t conn;
 		struct session *s;
+		void *owner;     /* the caller's (ingest_conn_own) */
 	} *conn;                 /* the open connections, by id */
 	size_t nconn, cap_conn;
 	uint32_t last_conn;      /* the last one opened; numbered from 1 */
@@ -108,7 +134,6 @@ struct ingest {
 	struct dev_kind *devs;
 	size_t ndevs, cap_devs;
 	uint64_t next_synth;
-	struct fs_cache *fs;     /* live: the mounts, per mount namespace */
 	struct report peak;
 	uint64_t peak_tables;
 	bool peak_due;           /* a reading ended: take the peak after it */
@@ -116,10 +141,13 @@ struct ingest {
 	bool peak_symbolized;    /* its call sites named, once per peak */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	uint64_t full_read_cost_ns; /* how long it took */
+	bool full_read_open;     /* its readings are still being handed out */
+	struct owed *owed;       /* the readings owed, handed out in order */
+	size_t nowed, next_owed, cap_owed;
 	struct owed_ack {
 		uint32_t conn, seq;
-	} *owed;                 /* acks a reading owes (ingest_owed_acks) */
-	size_t nowed, cap_owed;
+	} *owed_acks;            /* acks a reading owes (ingest_owed_acks) */
+	size_t nowed_acks, cap_owed_acks;
 	struct report_proc *procs;   /* the input of the report being built */
 	struct report_object *objects;
 	size_t nobjects, cap_objects;
@@ -136,32 +164,62 @@ void ingest_owe_acks(struct ingest *g, const struct ingest_action *act);
 const char *ingest_record_check(const union aligned_rec *r, size_t len,
 				bool from_shim);
 
-/* ingest_report.c */
+/* ingest_limits.c: what a process's records may cost (docs/daemon.md) */
+/* A reading of s's /proc is owed: its records did something wrong or
+ * asked for much.  Handed out by ingest_owe_if_due, between two packets. */
+void ingest_reading_owed(struct session *s);
+/* s's /proc is being read: nothing is owed, the model is the kernel's. */
+void ingest_reading_done(struct session *s);
+/* A packet of s came; then, its record's work counted. */
+void ingest_readings_tick(struct session *s);
+void ingest_claims_add(struct session *s, const struct pts_hdr *h);
+/* Whether a reading owed may be made now (then, not again for a while). */
+bool ingest_reading_may(struct session *s);
+/* Whether a populate of pages is applied page by page; if not, the pages
+ * are taken from a reading of /proc. */
+bool ingest_populate_allowed(struct session *s, uint64_t pages);
+
+/* session.c: sessions and connections */
+struct session *ingest_session_of(struct ingest *g, int32_t pid);
+struct session *ingest_session_new(struct ingest *g, int32_t pid,
+				   uint32_t uid);
+struct session *ingest_session_of_conn(const struct ingest *g, uint32_t conn);
+/* conn opened by s, the last opened; false when out of memory. */
+bool ingest_conn_bind(struct ingest *g, struct session *s, uint32_t conn);
+void ingest_conn_unbind(struct ingest *g, uint32_t conn);
 /* s at its last checkpoint, as the report shows it. */
 struct report_final ingest_final_of(const struct ingest *g,
 				    const struct session *s, bool alive);
-
-/* ingest.c */
-struct session *ingest_session_of(struct ingest *g, int32_t pid);
-void ingest_apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
-		  struct ingest_action *act);
+/* A process that is gone: its last checkpoint joins the finals, s is
+ * freed. */
+void ingest_session_end(struct ingest *g, struct session *s);
+void ingest_session_leave_model(struct ingest *g, struct session *s);
+void ingest_session_free(struct session *s);
+/* A record the model or the protocol refused (why: a sentence kept as the
+ * process's last refusal): counted, and the process will be read again
+ * from /proc. */
 void ingest_session_refused(struct ingest *g, struct session *s,
 			    const char *why);
-void ingest_capture_peak(struct ingest *g, bool always);
 bool ingest_enter_model(struct ingest *g, struct session *s, int32_t parent);
+/* Ends s's session when nothing more can come for it: true if it did (s
+ * is freed).  A child gone that waits for a half of its fork leaves the
+ * worlds instead. */
+bool ingest_session_end_if_over(struct ingest *g, struct session *s);
+/* Appends a record to the trace (--record), framed with pid and conn. */
+void ingest_trace_write(struct ingest *g, int32_t pid, uint32_t conn,
+			const struct pts_hdr *h);
+/* Memory ran out and state was dropped: counted (stream.out_of_memory). */
+void ingest_out_of_memory(struct ingest *g);
+
+/* ingest_report.c */
+/* The peak taken now if the moment is higher, once enough records came
+ * since the last (always: whatever came). */
+void ingest_capture_peak(struct ingest *g, bool always);
 /* The name the checkpoints gave an object, or NULL; a name given. */
 const char *ingest_object_name(const struct ingest *g,
 			       const struct mm_object_id *id);
 void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 			const char *name, size_t len);
-/* Ends s's session when nothing more can come for it: true if it did (s
- * is freed).  A child gone that waits for a half of its fork leaves the
- * worlds instead. */
-bool ingest_session_end_if_over(struct ingest *g, struct session *s);
-/* Its held records applied, then its connection's close if it came: the
- * session may end (s freed). */
-void ingest_release_held(struct ingest *g, struct session *s,
-			 struct ingest_action *act);
 
 /* One model operation, the same for every world. */
 struct op {
@@ -180,43 +238,31 @@ void ingest_apply_fault(struct ingest *g, struct session *s,
 			const struct pts_fault *r);
 void ingest_apply_call(struct ingest *g, struct session *s,
 		       const struct pts_hdr *h);
-int ingest_classify_dev(struct ingest *g, struct session *s, uint64_t dev,
-			struct dev_kind *out);
+/* A device's kind, as a PTS_CK_FS record said. */
+void ingest_dev_add(struct ingest *g, const struct pts_ck_fs *r);
 /* The device of a live mmap's file classified before the record is traced
  * (its PTS_CK_FS first, as a replay needs it). */
 void ingest_classify_mmap_dev(struct ingest *g, struct session *s,
 			      const struct pts_hdr *h);
 
-/* ingest_limits.c: what a process's records may cost (docs/daemon.md) */
-/* A reading of s's /proc is owed: its records did something wrong or
- * asked for much.  Done by reading_if_owed, between two packets. */
-void ingest_reading_owed(struct ingest *g, struct session *s);
-/* s's /proc was read: nothing is owed, the model is the kernel's. */
-void ingest_reading_done(struct session *s);
-/* A packet of s came; then, its record's work counted. */
-void ingest_readings_tick(struct session *s);
-void ingest_claims_add(struct ingest *g, struct session *s,
-		       const struct pts_hdr *h);
-/* The reading owed, when one is and the last was long enough ago. */
-void ingest_reading_if_owed(struct ingest *g, struct session *s);
-/* Whether a populate of pages is applied page by page; if not, the pages
- * are taken from a reading of /proc. */
-bool ingest_populate_allowed(struct ingest *g, struct session *s,
-			     uint64_t pages);
-/* Whether child, which s says it forked, is its child (a daemon asks
- * /proc; a child already gone is taken as said). */
-bool ingest_fork_of_child(const struct ingest *g, const struct session *s,
-			  int32_t child);
-
-/* checkpoint.c */
-int ingest_checkpoint_read(struct ingest *g, struct session *s,
-			   uint32_t reason);
-void ingest_apply_checkpoint(struct ingest *g, struct session *s,
-			     const struct pts_hdr *h);
-
 /* reconcile.c */
 void ingest_reconcile(struct ingest *g, struct session *s,
 		      const struct pts_ck_vma *v,
 		      size_t n);
+
+/* checkpoint.c: a checkpoint record applied.  When it was the
+ * PTS_CK_BEGIN that took a forked child whose parent's PTS_FORK never came
+ * into the worlds, the number of its HELLO, which waits for an ack (its
+ * held records are to be released); else 0. */
+uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
+				 const struct pts_hdr *h);
+
+/* readings_owed.c: the readings of /proc owed to the caller */
+/* A reading of s with reason, owed now. */
+void ingest_owe(struct ingest *g, const struct session *s, uint32_t reason);
+/* The reading s's records made due, when one is and may be made now. */
+void ingest_owe_if_due(struct ingest *g, struct session *s);
+/* The readings a caller that makes none (a replay) left: forgotten. */
+void ingest_owed_forget(struct ingest *g);
 
 #endif

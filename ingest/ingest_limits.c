@@ -8,8 +8,10 @@
  * readings of it, and a reading is owed once that is CLAIMS_MAX.  A
  * reading is also owed for what a process's records did wrong (refused,
  * malformed, lost), and done at once, but at most once every RESYNC_GAP of
- * its packets: sending packets cannot have /proc read for each.  Readings
- * are only ever started here, between two packets, never inside another.
+ * its packets: sending packets cannot have /proc read for each.  The
+ * ingest reads nothing itself: a reading owed is handed to the caller
+ * (readings_owed.c), which makes it between two packets, never inside
+ * another, and feeds it in.
  */
 #include <sys/mman.h>
 
@@ -26,9 +28,9 @@
 #define POPULATE_MAX 16384    /* pages a record may populate (64 MiB) */
 #define PAGES_PER_CLAIM 64    /* populated pages per unit of work */
 
-void ingest_reading_owed(struct ingest *g, struct session *s)
+void ingest_reading_owed(struct session *s)
 {
-	if (g->live && s->in_model && !s->in_checkpoint)
+	if (s->in_model && !s->in_checkpoint)
 		s->reading_due = true;
 }
 
@@ -60,12 +62,11 @@ static uint64_t work_of(const struct pts_hdr *h)
 	return 1 + pages / PAGES_PER_CLAIM;
 }
 
-void ingest_claims_add(struct ingest *g, struct session *s,
-		       const struct pts_hdr *h)
+void ingest_claims_add(struct session *s, const struct pts_hdr *h)
 {
 	s->claims += work_of(h);
 	if (s->claims > CLAIMS_MAX)
-		ingest_reading_owed(g, s);
+		ingest_reading_owed(s);
 }
 
 void ingest_readings_tick(struct session *s)
@@ -74,26 +75,18 @@ void ingest_readings_tick(struct session *s)
 		s->resync_wait--;
 }
 
-void ingest_reading_if_owed(struct ingest *g, struct session *s)
+bool ingest_reading_may(struct session *s)
 {
-	if (!s->reading_due || s->resync_wait || !g->live || !s->in_model)
-		return;
-	ingest_checkpoint_read(g, s, PTS_CK_RESYNC);
+	if (!s->reading_due || s->resync_wait || !s->in_model)
+		return false;
 	s->resync_wait = RESYNC_GAP;
+	return true;
 }
 
-bool ingest_populate_allowed(struct ingest *g, struct session *s,
-			     uint64_t pages)
+bool ingest_populate_allowed(struct session *s, uint64_t pages)
 {
 	if (pages <= POPULATE_MAX)
 		return true;
-	ingest_reading_owed(g, s);
+	ingest_reading_owed(s);
 	return false;
-}
-
-bool ingest_fork_of_child(const struct ingest *g, const struct session *s,
-			  int32_t child)
-{
-	struct procfs_status st;
-	return !g->live || procfs_status_read(child, &st) || st.ppid == s->pid;
 }

@@ -8,28 +8,6 @@
 #include "ingest_internal.h"
 #include "report/symbols.h"
 
-/* A process at its last checkpoint, as the report shows it. */
-struct report_final ingest_final_of(const struct ingest *g,
-				    const struct session *s, bool alive)
-{
-	struct report_final f = s->last;
-	f.alive = alive;
-	f.untraced = s->untraced || (s->exec_pending && !s->conn);
-	f.untraced_why = !f.untraced ? REPORT_TRACED
-			 : s->unserved ? REPORT_UNTRACED_USER
-			 : !s->exec_pending ? REPORT_UNTRACED_CLOSED
-			 : s->exec_no_fd ? REPORT_UNTRACED_NO_FD
-			 : REPORT_UNTRACED_EXEC;
-	for (size_t k = 0; k < g->ws->n; k++) {
-		struct mm_proc_stats st;
-		if (s->in_model && !mm_proc_stats(g->ws->w[k], (uint32_t)s->pid, &st)) {
-			f.faults[k] = st.faults;
-			f.observed[k] = st.faults_observed;
-		}
-	}
-	return f;
-}
-
 /* The index of names holds 1 + a position in g->names (an item is never
  * NULL); the key carries the array to compare with. */
 struct name_key {
@@ -60,6 +38,8 @@ void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 				sizeof(*g->names)) ||
 	    ptr_map_put(&g->name_index, mm_object_id_hash(id),
 			(void *)(uintptr_t)(g->nnames + 1))) {
+		if (copy || !ingest_object_name(g, id))
+			ingest_out_of_memory(g);
 		free(copy);
 		return;
 	}
@@ -116,8 +96,10 @@ static int current_input(struct ingest *g, struct report_input *in,
 	g->procs = calloc(g->nsess + 1, sizeof(*g->procs));
 	g->nobjects = 0;
 	if (!g->procs || grow_array((void **)&g->objects, &g->cap_objects,
-				    g->nnames + 1, sizeof(*g->objects)))
+				    g->nnames + 1, sizeof(*g->objects))) {
+		ingest_out_of_memory(g);
 		return -ENOMEM;
+	}
 	size_t n = 0;
 	for (size_t i = 0; i < g->nsess; i++)
 		if (g->sess[i]->in_model)
@@ -127,8 +109,10 @@ static int current_input(struct ingest *g, struct report_input *in,
 								    g->names[i].name };
 	for (size_t i = 0; i < n; i++)
 		if (mm_proc_vmas(g->ws->w[0], g->procs[i].pid, name_shared_anon, g) ==
-		    -ENOMEM)
+		    -ENOMEM) {
+			ingest_out_of_memory(g);
 			return -ENOMEM;
+		}
 	*in = (struct report_input){
 		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
 		.objects = g->objects, .nobjects = g->nobjects,

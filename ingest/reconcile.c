@@ -6,6 +6,7 @@
  * there is unmapped, and a protection changed behind our back is changed.
  * Mappings that already agree are left alone, so their tables stay.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "ingest_internal.h"
@@ -19,7 +20,7 @@ static int collect(const struct mm_vma_info *v, void *arg)
 {
 	struct vlist *l = arg;
 	if (grow_array((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
-		return -1;
+		return -ENOMEM;
 	l->v[l->n++] = *v;
 	return 0;
 }
@@ -85,7 +86,10 @@ void ingest_reconcile(struct ingest *g, struct session *s,
 		      size_t nk)
 {
 	struct vlist m = { 0 };
-	if (mm_proc_vmas(g->ws->w[0], (uint32_t)s->pid, collect, &m)) {
+	int err = mm_proc_vmas(g->ws->w[0], (uint32_t)s->pid, collect, &m);
+	if (err) {
+		if (err == -ENOMEM)
+			ingest_out_of_memory(g);
 		free(m.v);
 		return;
 	}

@@ -16,6 +16,7 @@
 
 #define REPORT_NAME_MAX 64
 #define REPORT_OWN_UFFD_MAX 4 /* a process's own registrations listed */
+#define REPORT_WHY_MAX 96     /* a refusal's reason */
 
 /* What the kernel says of a process, next to the model. */
 struct report_proc {
@@ -46,6 +47,7 @@ struct report_final {
 	bool untraced;            /* lost its shim: static or setuid exec... */
 	uint32_t untraced_why;    /* enum report_untraced: why */
 	uint64_t records, lost, malformed, refused, resyncs;
+	char refused_why[REPORT_WHY_MAX]; /* the last refusal's reason, or "" */
 	uint32_t dropped;         /* enum report_drop: why the daemon hung up */
 	uint32_t fault_mode;      /* enum pts_faults for this process */
 	int32_t fault_err;        /* why it is off (errno), 0 if not asked */
@@ -95,6 +97,9 @@ struct report_stream {
 	uint64_t intercepted_bytes, proc_only_bytes;
 	uint32_t fault_mode;      /* enum pts_faults asked for the run */
 	uint64_t faults_outside;  /* faults at no mapping the model knew */
+	/* times the ingest ran out of memory and dropped what it was
+	 * keeping (a process, a connection, a reading's part, a name) */
+	uint64_t out_of_memory;
 	/* The most table pages (today's model) held at a reading after which
 	 * the peak was not taken (a capture waits for as many records as
 	 * there are processes): 0 unless above the peak shown. */
@@ -265,9 +270,9 @@ struct symbols;
 int report_symbolize(struct report *r, struct symbols *sy);
 /* Headed "ptshare COMMAND:", the command that prints it (a replay prints
  * a run's report); top: rows of processes and mappings to print, 0 for
- * all. */
+ * all; verbose: also why the model refused each process's records. */
 void report_text(FILE *f, const struct report *r, const char *command,
-		 size_t top);
+		 size_t top, bool verbose);
 void report_json(FILE *f, const struct report *r);
 /* The JSON report in a self-contained page that draws it (docs/html.md):
  * 0, or -ENOMEM. */

@@ -327,6 +327,11 @@ static void final_checkpoint(struct json *j, const struct report *r,
 	json_member_u64(j, "lost", x->lost);
 	json_member_u64(j, "malformed", x->malformed);
 	json_member_u64(j, "refused", x->refused);
+	json_key(j, "refused_why");
+	if (x->refused_why[0])
+		json_string(j, x->refused_why);
+	else
+		json_null(j);
 	json_member_u64(j, "resyncs", x->resyncs);
 	json_key(j, "dropped");
 	if (x->dropped)
@@ -365,6 +370,7 @@ static void stream(struct json *j, const struct report *r)
 	json_member_u64(j, "proc_only_bytes", s->proc_only_bytes);
 	json_member_string(j, "fault_mode", fault_mode_name(s->fault_mode));
 	json_member_u64(j, "faults_outside", s->faults_outside);
+	json_member_u64(j, "out_of_memory", s->out_of_memory);
 	json_member_u64(j, "peak_skipped_tables", s->peak_skipped_tables);
 	json_key(j, "cut_short");
 	if (s->cut_why[0]) {

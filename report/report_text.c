@@ -327,7 +327,20 @@ static void untraced(FILE *f, const struct report *r)
 	fputc('\n', f);
 }
 
-static void stream(FILE *f, const struct report *r)
+/* --verbose: each process whose records the model refused, and why (the
+ * last refusal's reason). */
+static void refusals(FILE *f, const struct report *r)
+{
+	for (size_t i = 0; i < r->nfinals; i++) {
+		const struct report_final *x = &r->finals[i];
+		if (x->refused)
+			fprintf(f, "  %" PRIu32 " %s: %" PRIu64 " refused by the "
+				"model, the last: %s\n", x->proc.pid, x->proc.name,
+				x->refused, x->refused_why);
+	}
+}
+
+static void stream(FILE *f, const struct report *r, bool verbose)
 {
 	const struct report_stream *s = &r->stream;
 	char a[16], b[16];
@@ -338,9 +351,15 @@ static void stream(FILE *f, const struct report *r)
 		" refused by the model, %" PRIu64 " resyncs from /proc\n",
 		s->records, s->failed_calls, s->lost, s->malformed, s->refused,
 		s->resyncs);
+	if (verbose)
+		refusals(f, r);
 	if (s->superseded)
 		fprintf(f, "  and %" PRIu64 " on connections a newer one of their "
 			"process had replaced (not applied)\n", s->superseded);
+	if (s->out_of_memory)
+		fprintf(f, "  the ingest ran out of memory %" PRIu64 " times and "
+			"dropped what it was keeping: the report misses it\n",
+			s->out_of_memory);
 	fprintf(f, "mapped: %s seen through interception, %s only through /proc"
 		" (the loader's and libc's own mappings)\n",
 		human(s->intercepted_bytes, a, sizeof(a)),
@@ -430,7 +449,7 @@ static void peak_skipped(FILE *f, const struct report *r)
 }
 
 void report_text(FILE *f, const struct report *r, const char *command,
-		 size_t top)
+		 size_t top, bool verbose)
 {
 	fprintf(f, "ptshare %s: %zu processes modelled", command, r->nrows);
 	if (r->nfinals)
@@ -447,6 +466,6 @@ void report_text(FILE *f, const struct report *r, const char *command,
 	finals(f, r);
 	processes(f, r, top);
 	mappings(f, r, top);
-	stream(f, r);
+	stream(f, r, verbose);
 	notes(f, r);
 }

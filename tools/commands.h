@@ -22,11 +22,12 @@ int cmd_report(int argc, char **argv);
 void ptshare_sigpipe_ignore(void);
 void ptshare_sigpipe_restore(void);
 
-/* The text report, headed by command (report_text), to text (-o FILE), or
- * when NULL on stdout unless json or html is "-"; JSON to json and the
- * HTML page to html (0600 files; NULL: not wanted).  0, or 1 said. */
+/* The text report, headed by command (report_text; verbose: with the
+ * refusals' reasons), to text (-o FILE), or when NULL on stdout unless
+ * json or html is "-"; JSON to json and the HTML page to html (0600
+ * files; NULL: not wanted).  0, or 1 said. */
 int write_reports(const struct report *r, const char *command, const char *text,
-		  const char *json, const char *html, size_t top);
+		  const char *json, const char *html, size_t top, bool verbose);
 /* The same without the text: 0, or 1 with the reason printed. */
 int write_report_files(const struct report *r, const char *json,
 		       const char *html);

@@ -56,7 +56,7 @@ int write_report_files(const struct report *r, const char *json,
 
 /* The text report to path (cli_output_open's): 0, or 1 said. */
 static int write_text(const char *path, const struct report *r,
-		      const char *command, size_t top)
+		      const char *command, size_t top, bool verbose)
 {
 	char why[256];
 	FILE *f = cli_output_open(path, why, sizeof(why));
@@ -65,7 +65,7 @@ static int write_text(const char *path, const struct report *r,
 		return 1;
 	}
 	errno = 0;
-	report_text(f, r, command, top);
+	report_text(f, r, command, top, verbose);
 	int err = cli_output_close(f);
 	if (err)
 		fprintf(stderr, "ptshare: writing %s: %s\n", path, strerror(err));
@@ -73,12 +73,12 @@ static int write_text(const char *path, const struct report *r,
 }
 
 int write_reports(const struct report *r, const char *command, const char *text,
-		  const char *json, const char *html, size_t top)
+		  const char *json, const char *html, size_t top, bool verbose)
 {
 	int bad = 0;
 	if (text)
-		bad = write_text(text, r, command, top);
+		bad = write_text(text, r, command, top, verbose);
 	else if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
-		report_text(stdout, r, command, top);
+		report_text(stdout, r, command, top, verbose);
 	return bad | write_report_files(r, json, html);
 }

@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                      [--top N] [-o FILE]\n"
+	      "                      [--top N] [-o FILE] [--verbose]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run --record FILE` offline: every\n"
 	      "record the daemon applied (the shim's calls, the page faults, what\n"
@@ -28,6 +28,8 @@ static void usage(FILE *f)
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
 	      "                  pid), not stdout\n"
+	      "  --verbose       also say why the model refused each process's\n"
+	      "                  records (the last reason)\n"
 	      "\n"
 	      "A replay takes at most 256 bytes of memory per byte of the trace\n"
 	      "(and 64 MiB); a trace that needs more is refused as a corrupt one.\n"
@@ -39,12 +41,19 @@ static void usage(FILE *f)
 
 int cmd_replay(int argc, char **argv)
 {
+	static const struct option own[] = {
+		{ "verbose", no_argument, NULL, 'v' }, { 0 },
+	};
 	struct cli_parser p;
+	bool verbose = false;
 	cli_parser_init(&p, "ptshare replay", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, NULL, "o:");
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "o:");
 	const char *text = NULL;
-	while (cli_next(&p, argc, argv) != -1)
-		if (!(text = cli_output_template(&p, optarg)))
+	int c;
+	while ((c = cli_next(&p, argc, argv)) != -1)
+		if (c == 'v')
+			verbose = true;
+		else if (!(text = cli_output_template(&p, optarg)))
 			return CLI_USAGE_STATUS;
 	if (p.status >= 0)
 		return p.status;
@@ -58,7 +67,7 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage(p.name, "%s", err);
 	}
 	FILE *f = fopen(argv[optind], "rb");
-	struct ingest *g = f ? ingest_new(&ws, false, NULL) : NULL;
+	struct ingest *g = f ? ingest_new(&ws, NULL, NULL) : NULL;
 	if (!g) {
 		fprintf(stderr, "ptshare replay: %s: %s\n", argv[optind],
 			f ? "out of memory" : strerror(errno));
@@ -75,7 +84,7 @@ int cmd_replay(int argc, char **argv)
 			(unsigned long long)te.offset);
 	fclose(f);
 	int w = write_reports(ingest_report(g), "replay", text, p.v.json,
-			      p.v.html, (size_t)p.v.top_n);
+			      p.v.html, (size_t)p.v.top_n, verbose);
 	ingest_free(g);
 	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;

@@ -26,7 +26,7 @@ void run_report_rebuild(const char *who, const char *trace,
 		return;
 	}
 	FILE *f = fopen(trace, "rbe");
-	if (!f || !(r->replay = ingest_new(&r->ws, false, NULL))) {
+	if (!f || !(r->replay = ingest_new(&r->ws, NULL, NULL))) {
 		fprintf(stderr, "%s: %s: %s\n", who, trace,
 			f ? "out of memory" : strerror(errno));
 		if (f)
@@ -58,7 +58,7 @@ int run_report_write(const struct run_options *o, const struct report *r)
 		return 1;
 	}
 	errno = 0;
-	report_text(text, r, r->command, (size_t)o->v.top_n);
+	report_text(text, r, r->command, (size_t)o->v.top_n, false);
 	int err = cli_output_close(text);
 	if (err)
 		fprintf(stderr, "%s: writing %s: %s\n", o->name,

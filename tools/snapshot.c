@@ -262,7 +262,7 @@ int cmd_snapshot(int argc, char **argv)
 		goto out;
 	}
 	r = write_reports(&rep, "snapshot", text, p.v.json, p.v.html,
-			  (size_t)p.v.top_n);
+			  (size_t)p.v.top_n, false);
 	report_free(&rep);
 	if (!r && !s.nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");

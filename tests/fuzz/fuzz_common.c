@@ -37,7 +37,7 @@ int fuzz_begin(struct fuzz_run *f)
 		return -1;
 	for (size_t k = 0; k < f->ws.n; k++)
 		mm_world_limit_tables(f->ws.w[k], FUZZ_MAX_TABLES);
-	if (!(f->g = ingest_new(&f->ws, false, NULL))) {
+	if (!(f->g = ingest_new(&f->ws, NULL, NULL))) {
 		mm_worlds_free(&f->ws);
 		return -1;
 	}
@@ -53,7 +53,7 @@ static void render(const struct report *r)
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return;
-	report_text(f, r, r->command, 0);
+	report_text(f, r, r->command, 0, false);
 	fclose(f);
 	free(buf);
 	buf = NULL;

@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "ptshare/policy.h"
+#include "ingest/ingest.h"
 #include "ptshare/wire.h"
 #include "uffd.h"
 
@@ -35,7 +35,11 @@
 #define BASE (1ULL << 32)
 #define STEP (4ULL << 20) /* apart: the model does not merge them */
 
+/* The model of today's kernel is the ingest's (w: its world), which the
+ * daemon asks for a process's shared ranges (ingest_ranges_of). */
 struct fixture {
+	struct mm_worlds ws;
+	struct ingest *g;
 	struct mm_world *w;
 	struct uffd u;
 };
@@ -44,8 +48,11 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
-	f->w = mm_world_new(&mm_policy_linux);
-	assert_non_null(f->w);
+	char err[128];
+	assert_int_equal(mm_worlds_init(&f->ws, "linux", err, sizeof(err)), 0);
+	f->g = ingest_new(&f->ws, NULL, NULL);
+	assert_non_null(f->g);
+	f->w = f->ws.w[0];
 	assert_int_equal(mm_create(f->w, PID), 0);
 	uffd_init(&f->u);
 	f->u.fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
@@ -60,7 +67,8 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 	uffd_close(&f->u);
-	mm_world_free(f->w);
+	ingest_free(f->g);
+	mm_worlds_free(&f->ws);
 	free(f);
 	return 0;
 }
@@ -82,18 +90,18 @@ static void ranges_follow_the_model(void **state)
 	struct fixture *f = *state;
 	for (unsigned i = 0; i < CLAIMS; i++)
 		claim(f, i, i % 2 ? MM_OBJ_SHMEM : MM_OBJ_FILE);
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(f->u.done.nr, CLAIMS / 2); /* files are never registered */
 	for (size_t i = 1; i < f->u.done.nr; i++)
 		assert_true(f->u.done.r[i - 1].end <= f->u.done.r[i].start);
 	/* Synced again: nothing new. */
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(f->u.done.nr, CLAIMS / 2);
 	/* A reading found none of them: the model drops them, and so does
 	 * the list, though no record unmapped them. */
 	for (unsigned i = 0; i < CLAIMS; i += 4)
 		assert_int_equal(mm_unmap(f->w, PID, BASE + i * STEP, 4 * STEP), 0);
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(f->u.done.nr, 0);
 }
 
@@ -104,7 +112,7 @@ static void ranges_kept_and_cut(void **state)
 {
 	struct fixture *f = *state;
 	claim(f, 0, MM_OBJ_SHMEM);
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(f->u.done.nr, 1);
 	assert_int_equal(mm_unmap(f->w, PID, BASE, STEP / 4), 0);
 	struct mm_mapping m = {
@@ -114,7 +122,7 @@ static void ranges_kept_and_cut(void **state)
 		.prot = MM_PROT_READ | MM_PROT_WRITE, .flags = MM_VMA_SHARED,
 	};
 	assert_int_equal(mm_map(f->w, PID, &m), 0);
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(f->u.done.nr, 1);
 	assert_true(f->u.done.r[0].start == BASE + STEP / 4 &&
 		    f->u.done.r[0].end == BASE + STEP && !f->u.done.r[0].live);
@@ -129,13 +137,13 @@ static void window_and_bound(void **state)
 	enum { OLD = 100, NEW = 200 };
 	for (unsigned i = 0; i < OLD; i++)
 		claim(f, i, MM_OBJ_SHMEM);
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(mm_unmap(f->w, PID, BASE, OLD * STEP), 0);
-	uffd_sync(&f->u, f->w, PID, BASE, BASE + STEP); /* meets one of them */
+	uffd_sync(&f->u, f->g, PID, BASE, BASE + STEP); /* meets one of them */
 	assert_int_equal(f->u.done.nr, OLD - 1);
 	for (unsigned i = OLD; i < OLD + NEW; i++) {
 		claim(f, i, MM_OBJ_SHMEM);
-		uffd_sync(&f->u, f->w, PID, BASE + i * STEP, BASE + i * STEP + 1);
+		uffd_sync(&f->u, f->g, PID, BASE + i * STEP, BASE + i * STEP + 1);
 		assert_true(f->u.done.nr <= 2 * (OLD + 1) + 64 + 1);
 	}
 	assert_int_equal(f->u.done.nr, NEW);
@@ -171,16 +179,20 @@ static int register_with(int fd, const char *p, uint64_t len)
 }
 
 /* What the shim sends after a call that failed: PTS_F_FAILED and its
- * errno in the body. */
+ * errno in the body.  What the ingest says it asks is done; the acks it
+ * asks for are returned. */
 static unsigned failed_record(struct fixture *f, void *rec, uint16_t type,
 			      size_t size)
 {
 	struct pts_hdr *h = rec;
-	struct uffd_range sync;
+	struct ingest_action act = { 0 };
 	h->type = type;
 	h->size = (uint16_t)size;
 	h->flags = PTS_F_FAILED;
-	return uffd_record(&f->u, getpid(), rec, size, &sync);
+	ingest_record_actions(&act, 1, h);
+	for (unsigned i = 0; i < act.nuffd; i++)
+		uffd_act(&f->u, f->g, getpid(), &act.uffd[i]);
+	return act.nack;
 }
 
 /*
@@ -196,7 +208,7 @@ static void program_wins(void **state)
 {
 	struct fixture *f = *state;
 	char *p = real_shared(f);
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(f->u.done.nr, 1);
 	assert_true(f->u.done.r[0].live);
 	int own = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
@@ -210,11 +222,11 @@ static void program_wins(void **state)
 		.request = PTS_OWN_UFFD_REGISTER, .result_errno = EBUSY,
 	};
 	assert_int_equal(failed_record(f, &r, PTS_OWN_UFFD, sizeof(r)),
-			 UFFD_RECORD_ACK);
+			 1); /* its ack */
 	assert_int_equal(f->u.done.nr, 1);
 	assert_false(f->u.done.r[0].live);
 	assert_int_equal(register_with(own, p + SPAN, SPAN), 0);
-	uffd_sync(&f->u, f->w, PID, 0, UINT64_MAX);
+	uffd_sync(&f->u, f->g, PID, 0, UINT64_MAX);
 	assert_int_equal(f->u.done.nr, 1);
 	assert_false(f->u.done.r[0].live);
 	struct pts_mremap m = {
@@ -222,7 +234,7 @@ static void program_wins(void **state)
 		.new_len = 2 * REAL_BYTES, .result_errno = EFAULT,
 	};
 	assert_int_equal(failed_record(f, &m, PTS_MREMAP, sizeof(m)),
-			 UFFD_RECORD_ACK);
+			 1); /* its ack */
 	/* Still the program's: another userfaultfd cannot have it. */
 	assert_int_equal(register_with(f->u.fd, p + SPAN, SPAN), -EBUSY);
 	close(own);

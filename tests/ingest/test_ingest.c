@@ -35,7 +35,7 @@ static struct fixture *fixture_new(FILE *trace)
 	char err[128];
 	assert_non_null(f);
 	assert_int_equal(mm_worlds_init(&f->ws, NULL, err, sizeof(err)), 0);
-	f->g = ingest_new(&f->ws, false, trace);
+	f->g = ingest_new(&f->ws, NULL, trace);
 	assert_non_null(f->g);
 	f->trace = trace;
 	return f;
@@ -336,6 +336,12 @@ static void child_gone_before_connect(void **state)
 	send_rec(f, c1, &fk, PTS_FORK, sizeof(fk), &act);
 	assert_int_equal(ingest_report(f->g)->stream.refused, 1);
 	assert_int_equal(tables(f, 0, 222), UINT64_MAX);
+	/* the parent's line says why (JSON refused_why, text --verbose) */
+	r = ingest_report(f->g);
+	assert_string_equal(final_of_pid(r, 220)->refused_why,
+			    "fork of a pid already known");
+	assert_string_equal(final_of_pid(r, 221)->refused_why, "");
+	assert_int_equal(r->stream.out_of_memory, 0);
 }
 
 /* A child read from /proc before its parent's PTS_FORK came (the timer

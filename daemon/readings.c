@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+
+#include "access.h"
+#include "lib/clock.h"
+#include "readings.h"
+
+/* A record under construction, fed in when full or done. */
+union ck_buf {
+	struct pts_hdr h;
+	struct pts_ck_begin begin;
+	struct pts_ck_user user;
+	struct pts_ck_vmas vmas;
+	struct pts_ck_runs runs;
+	struct pts_ck_name name;
+	struct pts_ck_end end;
+	uint64_t align;
+	uint8_t b[PTS_REC_MAX];
+};
+
+#define VMAS_PER_REC \
+	((PTS_REC_MAX - sizeof(struct pts_ck_vmas)) / sizeof(struct pts_ck_vma))
+#define RUNS_PER_REC \
+	((PTS_REC_MAX - sizeof(struct pts_ck_runs)) / sizeof(struct pts_ck_run))
+
+/* One reading's records, fed to the ingest as they are made. */
+struct feed {
+	struct ingest *g;
+	int32_t pid;
+	union ck_buf r;
+};
+
+static void emit(struct feed *f, uint16_t type, size_t size)
+{
+	f->r.h = (struct pts_hdr){ .type = type, .size = (uint16_t)size,
+				   .time_ns = now_ns() };
+	ingest_reading_record(f->g, f->pid, &f->r);
+}
+
+/* The mapping as the model and the traces take it: SysV segments by shmid
+ * alone (the shim knows no device for them). */
+static bool ck_vma_of(const struct procfs_vma *pv, struct pts_ck_vma *out)
+{
+	struct mm_mapping m;
+	if (procfs_vma_mapping(pv, &m))
+		return false;
+	*out = (struct pts_ck_vma){
+		.start = m.addr, .end = m.addr + m.len, .offset = m.offset,
+		.dev = m.obj.kind == MM_OBJ_SYSV ? 0 : m.obj.dev,
+		.ino = m.obj.ino, .kind = m.obj.kind, .prot = m.prot,
+		.flags = m.flags, .huge_shift = m.huge_shift,
+	};
+	return true;
+}
+
+/* The paths of the objects the ingest has not named yet. */
+static void emit_names(struct feed *f, const struct proc_image *img)
+{
+	struct pts_ck_name *r = &f->r.name;
+	for (size_t i = 0; i < img->maps.n; i++) {
+		const struct procfs_vma *pv = &img->maps.vmas[i];
+		struct pts_ck_vma v;
+		if (!*pv->path || !ck_vma_of(pv, &v) || v.kind == MM_OBJ_ANON ||
+		    ingest_object_named(f->g, &(struct mm_object_id){
+			    v.kind, v.dev, v.ino }))
+			continue;
+		size_t len = strlen(pv->path);
+		size_t max = sizeof(f->r) - sizeof(*r) - 10;
+		len = len < max ? len : max;
+		r->dev = v.dev;
+		r->ino = v.ino;
+		r->kind = v.kind;
+		memcpy(r->name, pv->path, len);
+		if (pv->deleted) {
+			memcpy(r->name + len, " (deleted)", 10);
+			len += 10;
+		}
+		r->len = (uint32_t)len;
+		emit(f, PTS_CK_NAME, sizeof(*r) + len);
+	}
+}
+
+static void emit_vmas(struct feed *f, const struct proc_image *img)
+{
+	struct pts_ck_vmas *r = &f->r.vmas;
+	r->n = 0;
+	for (size_t i = 0; i < img->maps.n; i++) {
+		if (!ck_vma_of(&img->maps.vmas[i], &r->vma[r->n]))
+			continue;
+		if (++r->n == VMAS_PER_REC) {
+			emit(f, PTS_CK_VMAS, sizeof(*r) + r->n * sizeof(r->vma[0]));
+			r->n = 0;
+		}
+	}
+	if (r->n)
+		emit(f, PTS_CK_VMAS, sizeof(*r) + r->n * sizeof(r->vma[0]));
+}
+
+static void emit_runs(struct feed *f, const struct proc_image *img)
+{
+	struct pts_ck_runs *r = &f->r.runs;
+	r->n = 0;
+	for (size_t i = 0; i < img->nruns; i++) {
+		const struct mm_run *m = &img->runs[i];
+		r->run[r->n] = (struct pts_ck_run){
+			m->start, m->end,
+			(m->huge ? PTS_RUN_HUGE : 0) | (m->anon ? PTS_RUN_ANON : 0),
+			0,
+		};
+		if (++r->n == RUNS_PER_REC) {
+			emit(f, PTS_CK_RUNS, sizeof(*r) + r->n * sizeof(r->run[0]));
+			r->n = 0;
+		}
+	}
+	if (r->n)
+		emit(f, PTS_CK_RUNS, sizeof(*r) + r->n * sizeof(r->run[0]));
+}
+
+/* Reads the process's /proc and feeds it in as checkpoint records: its
+ * user when it changed (and whether the daemon serves that one), the
+ * objects' names, the mappings, the populated pages, VmPTE. */
+static void read_one(struct readings *rd, struct ingest *g,
+		     const struct ingest_reading *want)
+{
+	struct proc_image img = { 0 };
+	struct feed f = { .g = g, .pid = want->pid };
+	int err = ingest_proc_image_read(
+		want->pid, ingest_fs_cache_get(&rd->fs, want->pid), &img);
+	f.r.begin = (struct pts_ck_begin){ .pid = want->pid,
+					   .reason = want->reason };
+	emit(&f, PTS_CK_BEGIN, sizeof(f.r.begin));
+	if (!err && img.status.uid != want->uid) {
+		f.r.user = (struct pts_ck_user){
+			.pid = want->pid, .uid = img.status.uid,
+			.served = access_may_connect(img.status.uid),
+		};
+		emit(&f, PTS_CK_USER, sizeof(f.r.user));
+	}
+	if (!err) {
+		emit_names(&f, &img);
+		emit_vmas(&f, &img);
+		emit_runs(&f, &img);
+	}
+	f.r.end = (struct pts_ck_end){
+		.vmpte_kb = err ? -1 : (int64_t)img.status.vmpte_kb,
+		.stable = !err && img.stable, .err = err,
+	};
+	emit(&f, PTS_CK_END, sizeof(f.r.end));
+	ingest_proc_image_free(&img);
+}
+
+void readings_make(struct readings *rd, struct ingest *g)
+{
+	struct ingest_reading want;
+	while (ingest_reading_next(g, &want))
+		read_one(rd, g, &want);
+}
+
+/* Whether pid still runs (a zombie does not: it has no address space). */
+static bool host_runs(void *arg, int32_t pid)
+{
+	struct procfs_status st;
+	(void)arg;
+	return procfs_status_read(pid, &st) == 0 && st.has_mm;
+}
+
+static bool host_child_of(void *arg, int32_t child, int32_t parent)
+{
+	struct procfs_status st;
+	(void)arg;
+	return procfs_status_read(child, &st) || st.ppid == parent;
+}
+
+/* The device as pid's mounts say (files when they do not know it). */
+static int host_fs_of(void *arg, int32_t pid, uint64_t dev, uint32_t *kind,
+		      uint32_t *huge_shift)
+{
+	struct procfs_fs_table fs = { 0 };
+	(void)arg;
+	*kind = MM_OBJ_FILE;
+	*huge_shift = 0;
+	if (procfs_fs_table_read(pid, &fs) >= 0) {
+		for (size_t i = 0; i < fs.n; i++)
+			if (fs.fs[i].dev == dev) {
+				*kind = fs.fs[i].kind;
+				*huge_shift = fs.fs[i].huge_shift;
+			}
+	}
+	procfs_fs_table_free(&fs);
+	return 0;
+}
+
+struct ingest_host readings_host(struct readings *rd)
+{
+	return (struct ingest_host){
+		.runs = host_runs, .child_of = host_child_of,
+		.fs_of = host_fs_of, .arg = rd,
+	};
+}
+
+void readings_init(struct readings *rd)
+{
+	*rd = (struct readings){ 0 };
+}
+
+void readings_free(struct readings *rd)
+{
+	ingest_fs_cache_free(&rd->fs);
+}

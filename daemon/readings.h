@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's readings of /proc, inputs to the ingest (docs/architecture.md):
+ * the ingest says which processes it owes a reading (ingest_reading_next),
+ * and each is read here and fed in as checkpoint records, the records a
+ * trace keeps and a replay feeds the same way.  Also what the ingest asks
+ * of the live system (struct ingest_host): whether a process still runs,
+ * whose child it is, what the files of a device are.
+ */
+#ifndef PTSHARED_READINGS_H
+#define PTSHARED_READINGS_H
+
+#include "ingest/ingest.h"
+#include "ingest/proc_image.h"
+
+struct readings {
+	struct fs_cache fs;  /* the mounts, per mount namespace */
+};
+
+void readings_init(struct readings *rd);
+/* The host the ingest asks, over /proc (rd must outlive the ingest). */
+struct ingest_host readings_host(struct readings *rd);
+/* Every reading the ingest owes, made and fed in, until it owes none. */
+void readings_make(struct readings *rd, struct ingest *g);
+void readings_free(struct readings *rd);
+
+#endif

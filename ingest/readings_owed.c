@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The readings of /proc the ingest owes, handed to its caller in order
+ * (ingest_reading_next), which makes each and feeds its records back in
+ * (ingest_reading_record).  The ingest never reads /proc itself: a
+ * reading is an input, made by the daemon (daemon/readings.c) as a
+ * replay takes it from the trace.  A replay asks for none: what it was
+ * owed is forgotten at its next record.
+ */
+#include <stdlib.h>
+
+#include "ingest_internal.h"
+#include "lib/clock.h"
+
+/* Reading every process takes at most 1/FULL_READ_SHARE of the daemon's
+ * time: a thousand processes take a second or more to read, and every
+ * connection waits meanwhile. */
+#define FULL_READ_SHARE 4
+
+static void owe(struct ingest *g, int32_t pid, uint32_t reason, int kind)
+{
+	if (g->next_owed && g->next_owed == g->nowed)
+		g->nowed = g->next_owed = 0;
+	if (grow_array((void **)&g->owed, &g->cap_owed, g->nowed + 1,
+		       sizeof(*g->owed))) {
+		ingest_out_of_memory(g);
+		return;
+	}
+	g->owed[g->nowed++] = (struct owed){ pid, reason, kind };
+}
+
+void ingest_owe(struct ingest *g, const struct session *s, uint32_t reason)
+{
+	owe(g, s->pid, reason, OWED_ONE);
+}
+
+void ingest_owe_if_due(struct ingest *g, struct session *s)
+{
+	if (ingest_reading_may(s))
+		owe(g, s->pid, PTS_CK_RESYNC, OWED_ONE);
+}
+
+void ingest_owed_forget(struct ingest *g)
+{
+	g->nowed = g->next_owed = 0;
+	g->full_read_open = false;
+}
+
+/*
+ * Every process, now: the timer's checkpoint, and the end of a run's.  A
+ * process whose image did not say HELLO after an exec (a static or setuid
+ * program) is followed from /proc alone; a forked child whose parent's
+ * PTS_FORK never came enters the model as it is now; a process gone
+ * without a connection to tell us ends, or leaves the worlds while a half
+ * of its fork is still to come (see ingest_session_end_if_over).
+ */
+void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
+{
+	uint64_t start = now_ns();
+	if (reason == PTS_CK_TIMER && g->full_read_ns &&
+	    start - g->full_read_ns < FULL_READ_SHARE * g->full_read_cost_ns)
+		return;
+	g->full_read_ns = start;
+	g->full_read_open = true;
+	for (size_t i = 0; i < g->nsess; i++)
+		owe(g, g->sess[i]->pid, reason, OWED_ALL_ADOPT);
+}
+
+/* An entry of a full read is looked at only when the readings before it
+ * are made (a reading may end a process, or adopt one): a forked child
+ * whose parent's PTS_FORK never came is adopted first (see adopt()), then
+ * read; one that said PTS_EXIT was read then, its last (a reading now
+ * would see its address space torn down). */
+bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
+{
+	while (g->next_owed < g->nowed) {
+		struct owed *o = &g->owed[g->next_owed];
+		struct session *s = ingest_session_of(g, o->pid);
+		if (!s) {
+			g->next_owed++;
+			continue;
+		}
+		*out = (struct ingest_reading){ s->pid, o->reason, s->uid };
+		if (o->kind == OWED_ALL_ADOPT) {
+			o->kind = OWED_ALL; /* the same entry again, after */
+			if (s->hello_seq && !s->in_model) {
+				out->reason = PTS_CK_RESYNC;
+				return true;
+			}
+		}
+		g->next_owed++;
+		if (o->kind == OWED_ONE || (s->in_model && !s->exiting))
+			return true;
+	}
+	if (g->full_read_open) {
+		g->full_read_open = false;
+		g->full_read_cost_ns = now_ns() - g->full_read_ns;
+	}
+	g->nowed = g->next_owed = 0;
+	return false;
+}
