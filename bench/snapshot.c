@@ -109,7 +109,7 @@ struct floor_buf {
 	struct procfs_runs runs;
 };
 
-/* Status, maps and one scan without FILE: what ingest_proc_image_read
+/* Status, maps and one scan without FILE: what procfs_image_read
  * cannot skip. */
 static void floor_one(int32_t pid, struct floor_buf *b, struct extents *e)
 {

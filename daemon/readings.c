@@ -55,7 +55,7 @@ static bool ck_vma_of(const struct procfs_vma *pv, struct pts_ck_vma *out)
 }
 
 /* The paths of the objects the ingest has not named yet. */
-static void emit_names(struct feed *f, const struct proc_image *img)
+static void emit_names(struct feed *f, const struct procfs_image *img)
 {
 	struct pts_ck_name *r = &f->r.name;
 	for (size_t i = 0; i < img->maps.n; i++) {
@@ -81,7 +81,7 @@ static void emit_names(struct feed *f, const struct proc_image *img)
 	}
 }
 
-static void emit_vmas(struct feed *f, const struct proc_image *img)
+static void emit_vmas(struct feed *f, const struct procfs_image *img)
 {
 	struct pts_ck_vmas *r = &f->r.vmas;
 	r->n = 0;
@@ -97,7 +97,7 @@ static void emit_vmas(struct feed *f, const struct proc_image *img)
 		emit(f, PTS_CK_VMAS, sizeof(*r) + r->n * sizeof(r->vma[0]));
 }
 
-static void emit_runs(struct feed *f, const struct proc_image *img)
+static void emit_runs(struct feed *f, const struct procfs_image *img)
 {
 	struct pts_ck_runs *r = &f->r.runs;
 	r->n = 0;
@@ -123,10 +123,10 @@ static void emit_runs(struct feed *f, const struct proc_image *img)
 static void read_one(struct readings *rd, struct ingest *g,
 		     const struct ingest_reading *want)
 {
-	struct proc_image img = { 0 };
+	struct procfs_image img = { 0 };
 	struct feed f = { .g = g, .pid = want->pid };
-	int err = ingest_proc_image_read(
-		want->pid, ingest_fs_cache_get(&rd->fs, want->pid), &img);
+	int err = procfs_image_read(
+		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);
 	f.r.begin = (struct pts_ck_begin){ .pid = want->pid,
 					   .reason = want->reason };
 	emit(&f, PTS_CK_BEGIN, sizeof(f.r.begin));
@@ -147,7 +147,7 @@ static void read_one(struct readings *rd, struct ingest *g,
 		.stable = !err && img.stable, .err = err,
 	};
 	emit(&f, PTS_CK_END, sizeof(f.r.end));
-	ingest_proc_image_free(&img);
+	procfs_image_free(&img);
 }
 
 void readings_make(struct readings *rd, struct ingest *g)
@@ -206,5 +206,5 @@ void readings_init(struct readings *rd)
 
 void readings_free(struct readings *rd)
 {
-	ingest_fs_cache_free(&rd->fs);
+	procfs_fs_cache_free(&rd->fs);
 }

@@ -11,10 +11,10 @@
 #define PTSHARED_READINGS_H
 
 #include "ingest/ingest.h"
-#include "ingest/proc_image.h"
+#include "procfs/image.h"
 
 struct readings {
-	struct fs_cache fs;  /* the mounts, per mount namespace */
+	struct procfs_fs_cache fs;  /* the mounts, per mount namespace */
 };
 
 void readings_init(struct readings *rd);

@@ -16,8 +16,8 @@
  *                      ingest_record_actions, public
  *   record_check.c     whether a record is well formed
  *
- * (callsite.c, callsite_ranges.c, proc_image.c and trace.c sit aside:
- * the first three use none of these, trace.c only the public entries.) */
+ * (callsite.c, callsite_ranges.c and trace.c sit aside: the first two use
+ * none of these, trace.c only the public entries.) */
 #ifndef PTSHARE_INGEST_INTERNAL_H
 #define PTSHARE_INGEST_INTERNAL_H
 
@@ -25,7 +25,6 @@
 
 #include "callsite.h"
 #include "ingest.h"
-#include "proc_image.h"
 #include "lib/grow.h"
 #include "ptshare/procfs.h"
 #include "lib/ptr_map.h"

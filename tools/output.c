@@ -22,9 +22,18 @@ void ptshare_sigpipe_restore(void)
 	sigaction(SIGPIPE, &sigpipe_was, NULL);
 }
 
-/* path: "-" for stdout, else as cli_output_open takes it.  0, or 1 with
- * the message. */
-static int write_file(const char *path, const struct report *r, bool html)
+/* What goes into a file, and how: one of the report's forms. */
+struct report_form {
+	enum { FORM_TEXT, FORM_JSON, FORM_HTML } kind;
+	const char *command;
+	size_t top;
+	bool verbose;
+};
+
+/* r as form to path ("-" for stdout, else as cli_output_open takes it):
+ * 0, or 1 with the message. */
+static int write_file(const char *path, const struct report *r,
+		      const struct report_form *form)
 {
 	char why[256];
 	FILE *f = cli_output_open(path, why, sizeof(why));
@@ -34,10 +43,12 @@ static int write_file(const char *path, const struct report *r, bool html)
 	}
 	errno = 0;
 	int err = 0;
-	if (html)
+	if (form->kind == FORM_HTML)
 		err = -report_html(f, r);
-	else
+	else if (form->kind == FORM_JSON)
 		report_json(f, r);
+	else
+		report_text(f, r, form->command, form->top, form->verbose);
 	int closed = cli_output_close(f);
 	if (err || closed) {
 		fprintf(stderr, "ptshare: writing %s: %s\n", path,
@@ -50,34 +61,19 @@ static int write_file(const char *path, const struct report *r, bool html)
 int write_report_files(const struct report *r, const char *json,
 		       const char *html)
 {
-	int bad = json ? write_file(json, r, false) : 0;
-	return html ? bad | write_file(html, r, true) : bad;
-}
-
-/* The text report to path (cli_output_open's): 0, or 1 said. */
-static int write_text(const char *path, const struct report *r,
-		      const char *command, size_t top, bool verbose)
-{
-	char why[256];
-	FILE *f = cli_output_open(path, why, sizeof(why));
-	if (!f) {
-		fprintf(stderr, "ptshare: cannot write %s: %s\n", path, why);
-		return 1;
-	}
-	errno = 0;
-	report_text(f, r, command, top, verbose);
-	int err = cli_output_close(f);
-	if (err)
-		fprintf(stderr, "ptshare: writing %s: %s\n", path, strerror(err));
-	return err ? 1 : 0;
+	static const struct report_form as_json = { .kind = FORM_JSON };
+	static const struct report_form as_html = { .kind = FORM_HTML };
+	int bad = json ? write_file(json, r, &as_json) : 0;
+	return html ? bad | write_file(html, r, &as_html) : bad;
 }
 
 int write_reports(const struct report *r, const char *command, const char *text,
 		  const char *json, const char *html, size_t top, bool verbose)
 {
 	int bad = 0;
+	struct report_form as_text = { FORM_TEXT, command, top, verbose };
 	if (text)
-		bad = write_text(text, r, command, top, verbose);
+		bad = write_file(text, r, &as_text);
 	else if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
 		report_text(stdout, r, command, top, verbose);
 	return bad | write_report_files(r, json, html);

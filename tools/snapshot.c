@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "cli/cli_options.h"
 #include "commands.h"
-#include "ingest/proc_image.h"
+#include "procfs/image.h"
 #include "lib/grow.h"
 #include "report/report.h"
 
@@ -23,7 +23,7 @@ struct snapshot {
 	size_t nskips, cap_skips;
 	struct report_object *objects;
 	size_t nobjects, cap_objects;
-	struct fs_cache fs;
+	struct procfs_fs_cache fs;
 };
 
 static void usage(FILE *f)
@@ -97,17 +97,47 @@ static const char *why_unreadable(int err)
 	}
 }
 
+/* Creates the process of img in every world, maps its VMAs and observes
+ * its pages.  On a model error, returns it with the world's message in err
+ * (no world keeps half of it). */
+static int load(struct mm_worlds *ws, const struct procfs_image *img,
+		char *err, size_t errlen)
+{
+	uint32_t pid = (uint32_t)img->status.tgid;
+	for (size_t k = 0; k < ws->n; k++) {
+		struct mm_world *w = ws->w[k];
+		int r = mm_create(w, pid);
+		for (size_t i = 0; !r && i < img->maps.n; i++) {
+			const struct procfs_vma *v = &img->maps.vmas[i];
+			struct mm_mapping m;
+			if (procfs_vma_mapping(v, &m))
+				continue; /* [vsyscall]: above user space */
+			r = mm_map(w, pid, &m);
+		}
+		if (!r) {
+			r = mm_observe(w, pid, 0, MM_TASK_SIZE, img->runs,
+				       img->nruns);
+			r = r < 0 ? r : 0;
+		}
+		if (r) {
+			snprintf(err, errlen, "%s", mm_world_error(w));
+			for (size_t j = 0; j <= k; j++)
+				mm_exit(ws->w[j], pid);
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* Reads pid and puts it into the worlds: 0, or 1 when it is not modelled. */
 static int take(struct snapshot *s, int pid)
 {
-	struct proc_image img = { 0 };
+	struct procfs_image img = { 0 };
 	char err[256];
-	int r = ingest_proc_image_read(pid, ingest_fs_cache_get(&s->fs, pid),
-				       &img);
+	int r = procfs_image_read(pid, procfs_fs_cache_get(&s->fs, pid), &img);
 	if (r == -ENODATA) /* kernel thread, zombie: nothing to model */
 		goto out;
-	if (!r && (r = ingest_proc_image_load(&s->ws, &img, err,
-					      sizeof(err)))) {
+	if (!r && (r = load(&s->ws, &img, err, sizeof(err)))) {
 		char what[sizeof(((struct report_skip *)0)->what)];
 		snprintf(what, sizeof(what), "model refused it: %.100s", err);
 		r = skip(s, pid, r, what) ? -ENOMEM : 1;
@@ -132,7 +162,7 @@ static int take(struct snapshot *s, int pid)
 	};
 	snprintf(p->name, sizeof(p->name), "%s", img.status.name);
 out:
-	ingest_proc_image_free(&img);
+	procfs_image_free(&img);
 	return r;
 }
 
@@ -183,7 +213,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->objects);
 	free(s->procs);
 	free(s->skips);
-	ingest_fs_cache_free(&s->fs);
+	procfs_fs_cache_free(&s->fs);
 }
 
 int cmd_snapshot(int argc, char **argv)

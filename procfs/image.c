@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "proc_image.h"
+#include "image.h"
 #include "lib/grow.h"
 
 #include <errno.h>
@@ -17,7 +17,7 @@
  * copied-on-write ones); in private anonymous memory every page but the
  * zero page is anonymous; in shared memory none is.
  */
-static int scan_mappings(int fd, struct proc_image *img)
+static int scan_mappings(int fd, struct procfs_image *img)
 {
 	struct procfs_runs part = { 0 };
 	int r = 0;
@@ -48,7 +48,7 @@ static int scan_mappings(int fd, struct proc_image *img)
 }
 
 static int read_once(int pid, const struct procfs_fs_table *fs,
-		     struct proc_image *img)
+		     struct procfs_image *img)
 {
 	int r = procfs_status_read(pid, &img->status);
 	if (r)
@@ -71,8 +71,8 @@ static int read_once(int pid, const struct procfs_fs_table *fs,
 	return 0;
 }
 
-int ingest_proc_image_read(int pid, const struct procfs_fs_table *fs,
-			   struct proc_image *img)
+int procfs_image_read(int pid, const struct procfs_fs_table *fs,
+		      struct procfs_image *img)
 {
 	int r;
 	for (int i = 0; i < READ_TRIES; i++)
@@ -81,7 +81,7 @@ int ingest_proc_image_read(int pid, const struct procfs_fs_table *fs,
 	return r;
 }
 
-void ingest_proc_image_free(struct proc_image *img)
+void procfs_image_free(struct procfs_image *img)
 {
 	procfs_maps_free(&img->maps);
 	free(img->runs);
@@ -89,37 +89,8 @@ void ingest_proc_image_free(struct proc_image *img)
 	img->nruns = img->cap_runs = 0;
 }
 
-int ingest_proc_image_load(struct mm_worlds *ws, const struct proc_image *img,
-			   char *err,
-			   size_t errlen)
-{
-	uint32_t pid = (uint32_t)img->status.tgid;
-	for (size_t k = 0; k < ws->n; k++) {
-		struct mm_world *w = ws->w[k];
-		int r = mm_create(w, pid);
-		for (size_t i = 0; !r && i < img->maps.n; i++) {
-			const struct procfs_vma *v = &img->maps.vmas[i];
-			struct mm_mapping m;
-			if (procfs_vma_mapping(v, &m))
-				continue; /* [vsyscall]: above user space */
-			r = mm_map(w, pid, &m);
-		}
-		if (!r) {
-			r = mm_observe(w, pid, 0, MM_TASK_SIZE, img->runs,
-				       img->nruns);
-			r = r < 0 ? r : 0;
-		}
-		if (r) {
-			snprintf(err, errlen, "%s", mm_world_error(w));
-			for (size_t j = 0; j <= k; j++) /* none keeps half of it */
-				mm_exit(ws->w[j], pid);
-			return r;
-		}
-	}
-	return 0;
-}
-
-const struct procfs_fs_table *ingest_fs_cache_get(struct fs_cache *c, int pid)
+const struct procfs_fs_table *procfs_fs_cache_get(struct procfs_fs_cache *c,
+						  int pid)
 {
 	char path[64], ns[64] = "self";
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
@@ -128,7 +99,7 @@ const struct procfs_fs_table *ingest_fs_cache_get(struct fs_cache *c, int pid)
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcmp(c->e[i].ns, ns))
 			return &c->e[i].fs;
-	size_t i = c->n < FS_CACHE_SIZE ? c->n++ : FS_CACHE_SIZE - 1;
+	size_t i = c->n < PROCFS_FS_CACHE_SIZE ? c->n++ : PROCFS_FS_CACHE_SIZE - 1;
 	procfs_fs_table_free(&c->e[i].fs);
 	snprintf(c->e[i].ns, sizeof(c->e[i].ns), "%s", ns);
 	if (procfs_fs_table_read(n > 0 ? pid : getpid(), &c->e[i].fs) < 0)
@@ -136,7 +107,7 @@ const struct procfs_fs_table *ingest_fs_cache_get(struct fs_cache *c, int pid)
 	return &c->e[i].fs;
 }
 
-void ingest_fs_cache_free(struct fs_cache *c)
+void procfs_fs_cache_free(struct procfs_fs_cache *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		procfs_fs_table_free(&c->e[i].fs);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* A live process as /proc shows it, read consistently: its status, its
+ * mappings, its populated pages (the daemon's readings, ptshare snapshot). */
+#ifndef PTSHARE_PROCFS_IMAGE_H
+#define PTSHARE_PROCFS_IMAGE_H
+
+#include "ptshare/procfs.h"
+#include "ptshare/mm.h"
+
+struct procfs_image {
+	struct procfs_status status;
+	struct procfs_maps maps;
+	/* Populated pages, mapping by mapping; anon set where they are
+	 * anonymous pages of a private mapping. */
+	struct mm_run *runs;
+	size_t nruns, cap_runs;
+	/* VmPTE did not change while maps and pagemap were read (after a few
+	 * tries): the model and the kernel describe the same moment. */
+	bool stable;
+};
+
+/*
+ * Reads pid.  -ENODATA for a process without an address space (kernel
+ * thread, zombie); -ESRCH when it exits meanwhile; -EACCES/-EPERM when the
+ * caller may not read it.
+ */
+int procfs_image_read(int pid, const struct procfs_fs_table *fs,
+		      struct procfs_image *img);
+
+/* The tmpfs and hugetlbfs devices of each mount namespace, read once. */
+#define PROCFS_FS_CACHE_SIZE 8
+struct procfs_fs_cache {
+	struct {
+		char ns[64];
+		struct procfs_fs_table fs;
+	} e[PROCFS_FS_CACHE_SIZE];
+	size_t n;
+};
+
+const struct procfs_fs_table *procfs_fs_cache_get(struct procfs_fs_cache *c,
+						  int pid);
+void procfs_fs_cache_free(struct procfs_fs_cache *c);
+void procfs_image_free(struct procfs_image *img);
+
+#endif
