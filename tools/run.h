@@ -114,10 +114,10 @@ int run_keep_open(struct run_keep *k, const struct run_options *o);
  * run_keep_save compresses). */
 const char *run_keep_daemon_trace(const struct run_keep *k, const char *private);
 /* The plain trace at trace compressed into k's file, unless the daemon
- * wrote it there (live); its name and the replay command said: 0, or -1
- * with the reason printed. */
-int run_keep_save(struct run_keep *k, const struct run_options *o,
-		  const char *trace);
+ * wrote it there (live); its name and the replay command said, or why it
+ * could not be written. */
+void run_keep_save(struct run_keep *k, const struct run_options *o,
+		   const char *trace);
 /* The run never started: the file closed, and removed when we made it. */
 void run_keep_abandon(struct run_keep *k);
 

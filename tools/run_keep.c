@@ -90,22 +90,21 @@ const char *run_keep_daemon_trace(const struct run_keep *k, const char *private)
 	return k->live ? k->path : private;
 }
 
-int run_keep_save(struct run_keep *k, const struct run_options *o,
-		  const char *trace)
+void run_keep_save(struct run_keep *k, const struct run_options *o,
+		   const char *trace)
 {
 	if (!k->f && !k->live)
-		return 0;
-	int err = k->live ? 0 : trace_file_save(trace, k->f, true);
+		return;
+	int err = k->live ? 0 : trace_file_save(trace, k->f);
 	int cerr = k->live ? 0 : cli_output_close(k->f);
 	k->f = NULL;
 	if (err || cerr) {
 		fprintf(stderr, "%s: writing the trace %s: %s\n", o->name, k->path,
 			strerror(err ? err : cerr));
-		return -1;
+		return;
 	}
 	/* After the report, where it was written, or where a person reads. */
 	if (!o->output || isatty(STDERR_FILENO))
 		fprintf(stderr, "%s: trace kept in %s: ptshare replay %s\n",
 			o->name, k->path, k->path);
-	return 0;
 }

@@ -40,13 +40,15 @@ static ssize_t reader_read(void *cookie, char *out, size_t size)
 	while (!o.pos) {
 		if (r->in.pos == r->in.size) {
 			ssize_t n = refill(r);
-			if (n <= 0) {
-				/* A stream cut inside a frame reads as a fault,
-				 * not as the end of a whole trace. */
-				if (n < 0 || (r->d && r->frame_left))
-					errno = EIO;
-				return n < 0 || (r->d && r->frame_left) ? -1 : 0;
+			/* A stream cut inside a frame reads as a fault, not
+			 * as the end of a whole trace. */
+			bool cut = n == 0 && r->d && r->frame_left;
+			if (n < 0 || cut) {
+				errno = EIO;
+				return -1;
 			}
+			if (!n)
+				return 0;
 		}
 		if (!r->d) {
 			size_t n = r->in.size - r->in.pos < size ? r->in.size - r->in.pos
@@ -140,27 +142,19 @@ static int compress_into(FILE *src, FILE *dst, ZSTD_CCtx *c, uint8_t *in, uint8_
 	return 0;
 }
 
-int trace_file_save(const char *src, FILE *dst, bool compress)
+int trace_file_save(const char *src, FILE *dst)
 {
 	FILE *f = fopen(src, "rbe");
 	if (!f)
 		return errno;
 	uint8_t *in = malloc(CHUNK), *out = malloc(ZSTD_CStreamOutSize());
-	ZSTD_CCtx *c = compress ? ZSTD_createCCtx() : NULL;
+	ZSTD_CCtx *c = ZSTD_createCCtx();
 	struct stat st;
-	int err = in && out && (c || !compress) ? 0 : ENOMEM;
-	if (!err && c && !fstat(fileno(f), &st))
+	int err = in && out && c ? 0 : ENOMEM;
+	if (!err && !fstat(fileno(f), &st))
 		ZSTD_CCtx_setPledgedSrcSize(c, (unsigned long long)st.st_size);
-	if (!err && c) {
+	if (!err)
 		err = compress_into(f, dst, c, in, out);
-	} else if (!err) {
-		size_t n;
-		while (!err && (n = fread(in, 1, CHUNK, f)))
-			if (fwrite(in, 1, n, dst) != n)
-				err = errno ? errno : EIO;
-		if (!err && ferror(f))
-			err = errno ? errno : EIO;
-	}
 	ZSTD_freeCCtx(c);
 	free(in);
 	free(out);

@@ -14,8 +14,8 @@ FILE *trace_file_open(const char *path);
 /* Whether a trace kept at path is compressed: its name ends in ".zst". */
 bool trace_file_compressed(const char *path);
 
-/* The plain trace at src written into dst, compressed or as it is; dst is
- * left open.  0, or an errno. */
-int trace_file_save(const char *src, FILE *dst, bool compress);
+/* The plain trace at src written into dst, compressed (zstd, level 3);
+ * dst is left open.  0, or an errno. */
+int trace_file_save(const char *src, FILE *dst);
 
 #endif

@@ -105,6 +105,33 @@ static void test_default_kept(void **state)
 	tmp_remove(out, made);
 }
 
+/* --record FILE.zst: compressed there, and nothing in the current
+ * directory; its replay writes the run's JSON. */
+static void test_record_zst(void **state)
+{
+	char cwd[64], dir[64];
+	struct cmd c;
+	tmp_make(cwd, sizeof(cwd));
+	tmp_make(dir, sizeof(dir));
+	const char *json = tmp_path(dir, "run.json");
+	char trace[128];
+	snprintf(trace, sizeof(trace), "%s", tmp_path(dir, "run.trace.zst"));
+	const char *argv[] = { PTSHARE_PATH, "run", "--record", trace, "--json", json,
+			       "-o", "/dev/null", "--", RUN_SUBJECT_PATH, "exit", "0",
+			       NULL };
+	assert_int_equal(run_in(cwd, &c, argv), 0);
+	cmd_free(&c);
+	assert_int_equal(dir_entries(cwd), 0);
+	char *bytes = file_read(trace, NULL);
+	assert_memory_equal(bytes, zstd_magic, sizeof(zstd_magic));
+	free(bytes);
+	assert_replay_same(PTSHARE_PATH, trace, "--json", json,
+			   tmp_path(dir, "replay.json"));
+	tmp_remove(cwd, NULL);
+	const char *const made[] = { "run.json", "run.trace.zst", "replay.json", NULL };
+	tmp_remove(dir, made);
+}
+
 /* --no-record: nothing in the current directory. */
 static void test_no_record(void **state)
 {
@@ -254,6 +281,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_default_kept, run_tmpdir_setup,
 						run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_no_record, run_tmpdir_setup,
+						run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_record_zst, run_tmpdir_setup,
 						run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_forms_agree, run_tmpdir_setup,
 						run_tmpdir_teardown),
