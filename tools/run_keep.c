@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/path_open.h"
 #include "run.h"
 #include "trace_file.h"
 
@@ -90,6 +91,22 @@ const char *run_keep_daemon_trace(const struct run_keep *k, const char *private)
 	return k->live ? k->path : private;
 }
 
+/* Where the text report went (-o FILE, opened again to append, as safely
+ * as it was first; or stderr), for the line that ends it; NULL when
+ * there is no such place now (a FIFO whose reader left). */
+static FILE *report_end(const struct run_options *o)
+{
+	if (!o->output)
+		return stderr;
+	struct path_open p = { .path = o->output,
+			       .flags = O_WRONLY | O_APPEND | O_NONBLOCK };
+	int fd = cli_path_open(&p);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "a");
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
 void run_keep_save(struct run_keep *k, const struct run_options *o,
 		   const char *trace)
 {
@@ -103,8 +120,13 @@ void run_keep_save(struct run_keep *k, const struct run_options *o,
 			strerror(err ? err : cerr));
 		return;
 	}
-	/* After the report, where it was written, or where a person reads. */
-	if (!o->output || isatty(STDERR_FILENO))
-		fprintf(stderr, "%s: trace kept in %s: ptshare replay %s\n",
-			o->name, k->path, k->path);
+	/* The report's last line, and where a person reads. */
+	FILE *end = report_end(o);
+	const char *fmt = "%s: trace kept in %s: ptshare replay %s\n";
+	if (end)
+		fprintf(end, fmt, o->name, k->path, k->path);
+	if (end && end != stderr)
+		fclose(end);
+	if (end != stderr && isatty(STDERR_FILENO))
+		fprintf(stderr, fmt, o->name, k->path, k->path);
 }

@@ -106,7 +106,8 @@ static void test_default_kept(void **state)
 }
 
 /* --record FILE.zst: compressed there, and nothing in the current
- * directory; its replay writes the run's JSON. */
+ * directory; the text report (-o) ends with its name; its replay writes
+ * the run's JSON. */
 static void test_record_zst(void **state)
 {
 	char cwd[64], dir[64];
@@ -116,19 +117,28 @@ static void test_record_zst(void **state)
 	const char *json = tmp_path(dir, "run.json");
 	char trace[128];
 	snprintf(trace, sizeof(trace), "%s", tmp_path(dir, "run.trace.zst"));
+	const char *text = tmp_path(dir, "report.txt");
 	const char *argv[] = { PTSHARE_PATH, "run", "--record", trace, "--json", json,
-			       "-o", "/dev/null", "--", RUN_SUBJECT_PATH, "exit", "0",
-			       NULL };
+			       "-o", text, "--", RUN_SUBJECT_PATH, "exit", "0", NULL };
 	assert_int_equal(run_in(cwd, &c, argv), 0);
+	assert_string_equal(c.text[1], ""); /* stderr is the program's */
 	cmd_free(&c);
 	assert_int_equal(dir_entries(cwd), 0);
+	char said[400], *report = file_read(text, NULL);
+	snprintf(said, sizeof(said), "\nptshare run: trace kept in %s: ptshare "
+		 "replay %s\n", trace, trace);
+	size_t sl = strlen(said), rl = strlen(report);
+	if (rl < sl || strcmp(report + rl - sl, said))
+		fail_msg("the report does not end with [%s]:\n%s", said, report);
+	free(report);
 	char *bytes = file_read(trace, NULL);
 	assert_memory_equal(bytes, zstd_magic, sizeof(zstd_magic));
 	free(bytes);
 	assert_replay_same(PTSHARE_PATH, trace, "--json", json,
 			   tmp_path(dir, "replay.json"));
 	tmp_remove(cwd, NULL);
-	const char *const made[] = { "run.json", "run.trace.zst", "replay.json", NULL };
+	const char *const made[] = { "run.json", "run.trace.zst", "replay.json",
+				     "report.txt", NULL };
 	tmp_remove(dir, made);
 }
 
