@@ -190,7 +190,7 @@ static int serve(struct ingest *g, struct readings *rd,
 	readings_make(rd, g);
 	run_info_end(&info, &l.sig);
 	ingest_run_info(g, &info);
-	if (outputs_finish(out, ingest_report(g), (size_t)o->top))
+	if (outputs_finish(out, ingest_report(g), (size_t)o->top, o->verbose))
 		status = 1;
 	loop_free(&l);
 	return status;

@@ -122,15 +122,20 @@ static int current_input(struct ingest *g, struct report_input *in,
 	return 0;
 }
 
+/* Processes whose report is cheap enough to take at every new peak (a
+ * PostgreSQL server's 14 to 40, an apache's first 64). */
+#define PEAK_FREE_PROCESSES 64
+
 /*
  * Keeps the report of the moment the workload held the most tables today:
  * the steady state a user asks about, before processes start to exit.
- * A capture is a report of every process, so one waits for as many
- * records as there are processes since the last (unless always): a
- * workload that keeps rising (a fork storm, each exit's reading a new
- * peak) then pays a constant per record, not the square of its processes,
- * and a replay, counting the same records, takes the same peaks.  A higher
- * moment passed by is said (stream.peak_skipped_tables).
+ * A capture is a report of every process, so past PEAK_FREE_PROCESSES one
+ * waits for a record per process beyond them since the last (unless
+ * always): a workload that keeps rising (a fork storm of a thousand, each
+ * exit's reading a new peak) then pays a constant per record, not the
+ * square of its processes, and a replay, counting the same records, takes
+ * the same peaks.  A higher moment passed by is said
+ * (stream.peak_skipped_tables).
  */
 void ingest_capture_peak(struct ingest *g, bool always)
 {
@@ -142,7 +147,8 @@ void ingest_capture_peak(struct ingest *g, bool always)
 	struct report r;
 	if (g->peak.nrows && total < g->peak_tables)
 		return;
-	if (g->peak.nrows && !always && g->since_peak < g->nsess) {
+	if (g->peak.nrows && !always &&
+	    g->since_peak + PEAK_FREE_PROCESSES < g->nsess) {
 		if (total > g->peak_tables && total > *skipped)
 			*skipped = total;
 		return;

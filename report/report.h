@@ -101,8 +101,8 @@ struct report_stream {
 	 * keeping (a process, a connection, a reading's part, a name) */
 	uint64_t out_of_memory;
 	/* The most table pages (today's model) held at a reading after which
-	 * the peak was not taken (a capture waits for as many records as
-	 * there are processes): 0 unless above the peak shown. */
+	 * the peak was not taken (past 64 processes, a capture waits for a
+	 * record per process beyond them): 0 unless above the peak shown. */
 	uint64_t peak_skipped_tables;
 	/* The daemon ended before the program, and `ptshare run` rebuilt the
 	 * report from its trace (ingest_cut_short): why ("" when it did

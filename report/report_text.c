@@ -444,8 +444,8 @@ static void peak_skipped(FILE *f, const struct report *r)
 		return;
 	fprintf(f, "the peak shown is not the highest: today's model held %"
 		PRIu64 " table pages at a reading after which the peak was not "
-		"taken (a capture waits for as many records as there are "
-		"processes)\n", r->stream.peak_skipped_tables);
+		"taken (past 64 processes, a capture waits for a record per "
+		"process beyond them)\n", r->stream.peak_skipped_tables);
 }
 
 void report_text(FILE *f, const struct report *r, const char *command,

@@ -45,19 +45,12 @@ static void usage(FILE *f)
 
 int cmd_replay(int argc, char **argv)
 {
-	static const struct option own[] = {
-		{ "verbose", no_argument, NULL, 'v' }, { 0 },
-	};
 	struct cli_parser p;
-	bool verbose = false;
-	cli_parser_init(&p, "ptshare replay", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "o:");
+	cli_parser_init(&p, "ptshare replay", usage, CLI_POLICY | CLI_JSON |
+			CLI_HTML | CLI_TOP | CLI_VERBOSE, NULL, "o:");
 	const char *text = NULL;
-	int c;
-	while ((c = cli_next(&p, argc, argv)) != -1)
-		if (c == 'v')
-			verbose = true;
-		else if (!(text = cli_output_template(&p, optarg)))
+	while (cli_next(&p, argc, argv) != -1)
+		if (!(text = cli_output_template(&p, optarg)))
 			return CLI_USAGE_STATUS;
 	if (p.status >= 0)
 		return p.status;
@@ -88,7 +81,7 @@ int cmd_replay(int argc, char **argv)
 			(unsigned long long)te.offset);
 	fclose(f);
 	int w = write_reports(ingest_report(g), "replay", text, p.v.json,
-			      p.v.html, (size_t)p.v.top_n, verbose);
+			      p.v.html, (size_t)p.v.top_n, p.v.verbose);
 	ingest_free(g);
 	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;

@@ -660,10 +660,11 @@ static uint64_t peak_tables(struct fixture *f)
 }
 
 /*
- * The peak is a report of every process: after a reading it is taken once
- * as many records as there are processes came since the last, so that a
- * rising workload does not pay the square of its processes.  A higher
- * moment passed by is said, until a peak as high is taken.
+ * The peak is a report of every process: past 64 processes, after a
+ * reading it is taken once a record per process beyond 64 came since the
+ * last, so that a rising workload does not pay the square of its
+ * processes.  A higher moment passed by is said, until a peak as high is
+ * taken.
  */
 static void peak_waits_for_records(void **state)
 {
@@ -673,23 +674,25 @@ static void peak_waits_for_records(void **state)
 				.kind = MM_OBJ_ANON,
 				.prot = MM_PROT_READ | MM_PROT_WRITE };
 	struct pts_ck_run run = { BASE, BASE + 4096, PTS_RUN_ANON, 0 };
-	uint32_t c[10];
-	for (int32_t i = 0; i < 10; i++)
-		c[i] = hello(f, 800 + i, 0, &act);
-	/* 10 HELLOs since the start: the first reading's peak is taken */
+	uint32_t c = hello(f, 800, 0, &act);
+	for (int32_t pid = 801; pid <= 870; pid++) { /* 71 processes */
+		struct pts_fork fk = { .child = pid };
+		send_rec(f, c, &fk, PTS_FORK, sizeof(fk), &act);
+	}
+	/* the first reading's peak is taken */
 	checkpoint(f, 800, &v, 1, &run, 1, 12);
-	nudge(f, c[0]);
+	nudge(f, c);
 	assert_int_equal(peak_tables(f), 3); /* PUD, PMD and PTE tables */
-	/* 5 records later, fewer than the 10 processes: passed by */
+	/* 5 records later, fewer than the 7 processes beyond 64: passed by */
 	checkpoint(f, 801, &v, 1, &run, 1, 12);
-	nudge(f, c[0]);
+	nudge(f, c);
 	assert_int_equal(peak_tables(f), 3);
 	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 6);
 	/* 3 readings that change nothing, 12 records: the next is taken */
 	for (int32_t i = 0; i < 3; i++)
-		checkpoint(f, 809, NULL, 0, NULL, 0, 0);
+		checkpoint(f, 870, NULL, 0, NULL, 0, 0);
 	checkpoint(f, 802, &v, 1, &run, 1, 12);
-	nudge(f, c[0]);
+	nudge(f, c);
 	assert_int_equal(peak_tables(f), 9);
 	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 0);
 	assert_replays_same(f);
