@@ -11,8 +11,8 @@
 #include "ptshare/wire.h"
 
 /* The shared options, in the order of enum cli_shared's bits, then --help,
- * and where each one's argument goes; getopt_long gives SHARED_VAL + their
- * index. */
+ * and where each one's argument goes (--verbose and --help take none);
+ * getopt_long gives SHARED_VAL + their index. */
 #define SHARED_VAL 0x100
 #define GIVEN(field) offsetof(struct cli_values, field)
 static const struct {
@@ -22,8 +22,8 @@ static const struct {
 	{ "policy", GIVEN(policies) }, { "json", GIVEN(json) },
 	{ "html", GIVEN(html) }, { "record", GIVEN(record) },
 	{ "top", GIVEN(top) }, { "interval", GIVEN(interval) },
-	{ "faults", GIVEN(faults) }, { "openmetrics", GIVEN(openmetrics) },
-	{ "help", 0 },
+	{ "faults", GIVEN(faults) }, { "verbose", 0 },
+	{ "openmetrics", GIVEN(openmetrics) }, { "help", 0 },
 };
 #define NSHARED (sizeof(shared_options) / sizeof(shared_options[0]))
 #define HELP (NSHARED - 1)
@@ -57,7 +57,8 @@ void cli_parser_init(struct cli_parser *p, const char *name,
 		if (shared & (1u << i))
 			p->table[n++] = (struct option){
 				shared_options[i].name,
-				i == HELP ? no_argument : required_argument, NULL,
+				i == HELP || 1u << i == CLI_VERBOSE ?
+					no_argument : required_argument, NULL,
 				SHARED_VAL + (int)i,
 			};
 }
@@ -139,6 +140,10 @@ static int take(struct cli_parser *p, unsigned i, const char *arg)
 	if (i == HELP) {
 		p->usage(stdout);
 		return 0;
+	}
+	if (1u << i == CLI_VERBOSE) {
+		v->verbose = true;
+		return -1;
 	}
 	if ((1u << i == CLI_TOP && cli_u64(arg, &v->top_n)) ||
 	    (1u << i == CLI_INTERVAL && cli_u64(arg, &interval)))

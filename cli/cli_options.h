@@ -13,6 +13,7 @@
 #define PTSHARE_CLI_OPTIONS_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,7 +28,8 @@ enum cli_shared {
 	CLI_TOP = 1 << 4,      /* --top N */
 	CLI_INTERVAL = 1 << 5, /* --interval S, a number (the daemon bounds it) */
 	CLI_FAULTS = 1 << 6,   /* --faults table|all|off */
-	CLI_OPENMETRICS = 1 << 7, /* --openmetrics FILE (docs/fleet.md) */
+	CLI_VERBOSE = 1 << 7,  /* --verbose: each refusal's reason in the text */
+	CLI_OPENMETRICS = 1 << 8, /* --openmetrics FILE (docs/fleet.md) */
 };
 
 /* What the shared options said: the arguments as given (checked), NULL
@@ -37,6 +39,7 @@ struct cli_values {
 	const char *openmetrics;
 	uint64_t top_n;       /* 20 when not given */
 	uint32_t faults_mode; /* enum pts_faults; table when not given */
+	bool verbose;         /* --verbose given */
 };
 
 #define CLI_MAX_OPTIONS 24

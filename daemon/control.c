@@ -131,7 +131,7 @@ void control_answer(struct control_client *c, const struct report *r)
 			c->out[i] = -1; /* the stream's now */
 		}
 	}
-	if (!err && (err = -outputs_write(&o, r, c->req.top)))
+	if (!err && (err = -outputs_write(&o, r, c->req.top, false)))
 		bad = PTS_REPORT_HTML;
 	for (size_t i = 0; i < CONTROL_OUTPUTS; i++) {
 		if (!slot[i]->f)

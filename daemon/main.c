@@ -184,7 +184,7 @@ static int serve(struct ingest *g, struct readings *rd,
 	stop_listening(rfd, o->report_socket);
 	ingest_checkpoint_all(g, PTS_CK_FINAL);
 	readings_make(rd, g);
-	if (outputs_finish(out, ingest_report(g), (size_t)o->top))
+	if (outputs_finish(out, ingest_report(g), (size_t)o->top, o->verbose))
 		status = 1;
 	loop_free(&l);
 	return status;

@@ -17,6 +17,7 @@ static void usage(FILE *f)
 	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
 	      "                [--interval S] [--faults off|table|all] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
+	      "                [--verbose]\n"
 	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
 	      "                [--max-clients N] [--max-clients-per-user N]\n"
 	      "       ptshared --version\n"
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 	      "  --record FILE   keep every record applied in a trace (0600)\n"
 	      "  --top N         processes and mappings the text lists (default 20,\n"
 	      "                  0: all)\n"
+	      "  --verbose       the text report also says why the model refused\n"
+	      "                  each process's records (the last reason)\n"
 	      "  --ready-fd N    write \"ready\\n\" to fd N and close it once listening\n"
 	      "  --heartbeat-fd N  a memory file to count the turns of the loop in,\n"
 	      "                  for a watcher (`ptshare run`: docs/run.md)\n"
@@ -88,7 +91,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshared", usage, CLI_POLICY | CLI_JSON | CLI_HTML |
-			CLI_RECORD | CLI_TOP | CLI_FAULTS, own, "V");
+			CLI_RECORD | CLI_TOP | CLI_FAULTS | CLI_VERBOSE, own, "V");
 	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1,
 				      .heartbeat_fd = -1 };
 	char err[128];
@@ -150,6 +153,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	o->html = p.v.html;
 	o->record = p.v.record;
 	o->top = p.v.top_n;
+	o->verbose = p.v.verbose;
 	o->faults = p.v.faults_mode;
 	return -1;
 }

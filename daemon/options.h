@@ -16,6 +16,7 @@ struct daemon_options {
 	const char *text;     /* NULL: stderr; "-": stdout */
 	const char *record;   /* NULL: no trace */
 	uint64_t top;         /* rows of the text report; 0: all */
+	bool verbose;         /* each refusal's reason in the text report */
 	int ready_fd;         /* -1: none */
 	int heartbeat_fd;     /* a memfd to beat in (wire.h), or -1 */
 	uint32_t faults;      /* enum pts_faults (docs/faults.md) */

@@ -55,18 +55,20 @@ void outputs_close(struct outputs *out)
 	output_close(&out->text);
 }
 
-int outputs_write(const struct outputs *out, const struct report *r, size_t top)
+int outputs_write(const struct outputs *out, const struct report *r, size_t top,
+		  bool verbose)
 {
 	if (out->text.f)
-		report_text(out->text.f, r, r->command, top, false);
+		report_text(out->text.f, r, r->command, top, verbose);
 	if (out->json.f)
 		report_json(out->json.f, r);
 	return out->html.f ? report_html(out->html.f, r) : 0;
 }
 
-int outputs_finish(struct outputs *out, const struct report *r, size_t top)
+int outputs_finish(struct outputs *out, const struct report *r, size_t top,
+		   bool verbose)
 {
-	int bad = outputs_write(out, r, top) != 0;
+	int bad = outputs_write(out, r, top, verbose) != 0;
 	if (bad)
 		say("writing %s: out of memory", out->html.name);
 	bad |= output_close(&out->trace);

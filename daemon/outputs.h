@@ -24,10 +24,12 @@ struct outputs {
 int outputs_open(struct outputs *out, const struct daemon_options *o);
 /* The report, in each format whose file is open (a live report's too):
  * 0, or -ENOMEM when the HTML page could not be made. */
-int outputs_write(const struct outputs *out, const struct report *r, size_t top);
+int outputs_write(const struct outputs *out, const struct report *r, size_t top,
+		  bool verbose);
 /* Writes the report and closes everything: 0, or -1 with the message
  * printed when any of it could not be written. */
-int outputs_finish(struct outputs *out, const struct report *r, size_t top);
+int outputs_finish(struct outputs *out, const struct report *r, size_t top,
+		   bool verbose);
 /* Closes what is still open (a run that ended before its report). */
 void outputs_close(struct outputs *out);
 

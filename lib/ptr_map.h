@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* An open-addressing map from a 64-bit hash to items: the world's process
- * and object registries, the invariant checker's table census, and the
- * ingest's names of objects. */
+ * and object registries, the invariant checker's table census, the
+ * ingest's names of objects, and the call sites' demangled names. */
 #ifndef PTSHARE_LIB_PTR_MAP_H
 #define PTSHARE_LIB_PTR_MAP_H
 

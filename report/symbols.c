@@ -5,6 +5,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/grow.h"
+#include "lib/ptr_map.h"
 #include "symbols.h"
 #include "lib/bsearch.h"
 
@@ -40,6 +42,14 @@ struct object {
 struct symbols {
 	struct object *o;
 	size_t n, cap;
+	struct ptr_map names; /* struct demangled, by the mangled name's address */
+};
+
+/* A name in a symbol table or DWARF (there as long as the cache), and how
+ * a reader writes it (ours). */
+struct demangled {
+	const char *mangled;
+	char *name;
 };
 
 struct symbols *report_symbols_new(void)
@@ -71,6 +81,13 @@ void report_symbols_free(struct symbols *s)
 		return;
 	for (size_t i = 0; i < s->n; i++)
 		object_close(&s->o[i]);
+	for (size_t i = 0; i < s->names.cap; i++) {
+		struct demangled *d = s->names.slot[i].item;
+		if (d)
+			free(d->name);
+		free(d);
+	}
+	ptr_map_free(&s->names);
 	free(s->o);
 	free(s);
 }
@@ -226,6 +243,19 @@ static bool unit_of(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
 	return false;
 }
 
+/* A die's name: its linkage name (mangled, so that a C++ or Rust
+ * function's scope and parameters can be told), else its plain name. */
+static const char *die_name(Dwarf_Die *die)
+{
+	static const int attrs[] = { DW_AT_linkage_name, DW_AT_MIPS_linkage_name,
+				     DW_AT_name };
+	Dwarf_Attribute a;
+	const char *name = NULL;
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]) && !name; i++)
+		name = dwarf_formstring(dwarf_attr_integrate(die, attrs[i], &a));
+	return name;
+}
+
 /* The innermost function around pc: an inlined one names the code the
  * line table's line belongs to. */
 static const char *dwarf_function(Dwarf_Die *cu, uint64_t pc)
@@ -235,13 +265,40 @@ static const char *dwarf_function(Dwarf_Die *cu, uint64_t pc)
 	int n = dwarf_getscopes(cu, pc, &scopes);
 	for (int i = 0; i < n && !name; i++) {
 		int tag = dwarf_tag(&scopes[i]);
-		Dwarf_Attribute a;
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
-			name = dwarf_formstring(dwarf_attr_integrate(&scopes[i],
-								     DW_AT_name, &a));
+			name = die_name(&scopes[i]);
 	}
 	free(scopes);
 	return name;
+}
+
+static bool demangled_of(const void *item, const void *mangled)
+{
+	return ((const struct demangled *)item)->mangled == mangled;
+}
+
+/* name as a reader writes it: a C++ or Rust symbol (_Z..., _R...)
+ * demangled, once per name and cache; anything else as it is. */
+static const char *demangled(struct symbols *s, const char *name)
+{
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return name;
+	uint64_t h = ptr_map_hash((uintptr_t)name);
+	struct demangled *d = ptr_map_get(&s->names, h, demangled_of, name);
+	if (d)
+		return d->name;
+	char *text = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (!text || !(d = malloc(sizeof(*d)))) {
+		free(text);
+		return name;
+	}
+	*d = (struct demangled){ name, text };
+	if (ptr_map_put(&s->names, h, d)) {
+		free(text);
+		free(d);
+		return name;
+	}
+	return text;
 }
 
 static const char *elf_function(const struct object *o, uint64_t pc)
@@ -276,5 +333,6 @@ int report_symbols_lookup(struct symbols *s, const char *path, uint64_t off,
 	}
 	if (!out->function)
 		out->function = elf_function(o, pc);
+	out->function = demangled(s, out->function);
 	return out->function || out->file ? 0 : -ENOENT;
 }

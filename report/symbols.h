@@ -4,7 +4,8 @@
  * address): the function, source file and line from the DWARF line table
  * where the file (or its separate debug file, found by build id under
  * /usr/lib/debug) has debug info; else the function from the ELF symbol
- * table.  elfutils' libdw reads the DWARF.  The files are read as they are
+ * table; C++ and Rust names demangled (libiberty).  elfutils' libdw reads
+ * the DWARF.  The files are read as they are
  * on disk when asked: a binary rebuilt since the run gives the new binary's
  * answer.  Each object file is opened once per cache.
  */

@@ -144,7 +144,7 @@ int cmd_aslr(int argc, char **argv)
 	struct run_options o;
 	struct run_setup setup;
 	struct run_result run[COMPARE_RUNS] = { 0 };
-	int r = run_options_parse(&o, "ptshare aslr", usage, argc, argv);
+	int r = run_options_parse(&o, "ptshare aslr", usage, 0, argc, argv);
 	if (r >= 0)
 		return r;
 	/* Options of ptshare run for one run's report, not for two. */

@@ -23,14 +23,14 @@ int cmd_report(int argc, char **argv);
 void ptshare_sigpipe_ignore(void);
 void ptshare_sigpipe_restore(void);
 
-/* The text report, headed by command (report_text: v->top_n rows;
- * verbose: with the refusals' reasons), to text (-o FILE), or when NULL on
+/* The text report, headed by command (report_text: v->top_n rows; with
+ * v->verbose, the refusals' reasons), to text (-o FILE), or when NULL on
  * stdout unless another output is "-"; the JSON report to v->json, the
  * HTML page to v->html (0600 files) and the OpenMetrics totals to
  * v->openmetrics (replaced whole: cli_replace_open); NULL: not wanted.
  * 0, or 1 said. */
 int write_reports(const struct report *r, const char *command, const char *text,
-		  const struct cli_values *v, bool verbose);
+		  const struct cli_values *v);
 /* The same without the text: 0, or 1 with the reason printed. */
 int write_report_files(const struct report *r, const char *json,
 		       const char *html);

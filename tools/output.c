@@ -79,16 +79,17 @@ static bool is_stdout(const char *path)
 }
 
 int write_reports(const struct report *r, const char *command, const char *text,
-		  const struct cli_values *v, bool verbose)
+		  const struct cli_values *v)
 {
 	static const struct report_form as_openmetrics = { .kind = FORM_OPENMETRICS };
 	int bad = 0;
-	struct report_form as_text = { FORM_TEXT, command, (size_t)v->top_n, verbose };
+	struct report_form as_text = { FORM_TEXT, command, (size_t)v->top_n,
+				       v->verbose };
 	if (text)
 		bad = write_file(text, r, &as_text);
 	else if (!is_stdout(v->json) && !is_stdout(v->html) &&
 		 !is_stdout(v->openmetrics))
-		report_text(stdout, r, command, as_text.top, verbose);
+		report_text(stdout, r, command, as_text.top, v->verbose);
 	bad |= write_report_files(r, v->json, v->html);
 	return v->openmetrics ? bad | write_file(v->openmetrics, r, &as_openmetrics)
 			      : bad;

@@ -44,20 +44,13 @@ static void usage(FILE *f)
 
 int cmd_replay(int argc, char **argv)
 {
-	static const struct option own[] = {
-		{ "verbose", no_argument, NULL, 'v' }, { 0 },
-	};
 	struct cli_parser p;
-	bool verbose = false;
-	cli_parser_init(&p, "ptshare replay", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_OPENMETRICS |
-			CLI_TOP, own, "o:");
+	cli_parser_init(&p, "ptshare replay", usage, CLI_POLICY | CLI_JSON |
+			CLI_HTML | CLI_OPENMETRICS | CLI_TOP | CLI_VERBOSE, NULL,
+			"o:");
 	const char *text = NULL;
-	int c;
-	while ((c = cli_next(&p, argc, argv)) != -1)
-		if (c == 'v')
-			verbose = true;
-		else if (!(text = cli_output_template(&p, optarg)))
+	while (cli_next(&p, argc, argv) != -1)
+		if (!(text = cli_output_template(&p, optarg)))
 			return CLI_USAGE_STATUS;
 	if (p.status >= 0)
 		return p.status;
@@ -87,7 +80,7 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), "replay", text, &p.v, verbose);
+	int w = write_reports(ingest_report(g), "replay", text, &p.v);
 	ingest_free(g);
 	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;

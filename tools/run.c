@@ -13,7 +13,8 @@ static void usage(FILE *f)
 	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--html FILE]\n"
 	      "                   [--interval S] [--faults off|table|all]\n"
 	      "                   [--record FILE] [--daemon-timeout S] [--top N]\n"
-	      "                   [--report-socket PATH] [-o FILE] [--] CMD [ARGS...]\n"
+	      "                   [--verbose] [--report-socket PATH] [-o FILE]\n"
+	      "                   [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with libptshare.so preloaded, so that every process it starts\n"
 	      "tells ptshared what it maps, and reports, once CMD and every process it\n"
@@ -41,6 +42,8 @@ static void usage(FILE *f)
 	      "                  it (default 1; 0: never); the report, rebuilt from\n"
 	      "                  its trace, then says it ends there\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "  --verbose       also say why the model refused each process's\n"
+	      "                  records (the last reason)\n"
 	      "  --report-socket PATH  where `ptshare report --socket PATH` asks for\n"
 	      "                  the report while CMD runs (default: in the run's\n"
 	      "                  private directory, said on stderr unless -o and\n"
@@ -61,7 +64,8 @@ int cmd_run(int argc, char **argv)
 	struct run_options o;
 	struct run_setup setup;
 	struct run_result result;
-	int r = run_options_parse(&o, "ptshare run", usage, argc, argv);
+	int r = run_options_parse(&o, "ptshare run", usage, CLI_VERBOSE, argc,
+				  argv);
 	if (r >= 0)
 		return r;
 	if ((r = run_setup(&setup, &o)) >= 0)

@@ -41,10 +41,12 @@ struct run_options {
 /* run_options.c */
 
 /* The options of `ptshare run` (docs/run.md) into o, for the command
- * name, whose usage() is printed on --help.  -1 to go
- * on, else the exit status (0 after --help, 2 after a usage error). */
+ * name, whose usage() is printed on --help, with the shared options of
+ * extra (enum cli_shared) too.  -1 to go on, else the exit status (0
+ * after --help, 2 after a usage error). */
 int run_options_parse(struct run_options *o, const char *name,
-		      void (*usage)(FILE *f), int argc, char **argv);
+		      void (*usage)(FILE *f), unsigned extra, int argc,
+		      char **argv);
 
 /* run_traced.c */
 

@@ -22,7 +22,8 @@ static bool is_stdout(const char *path)
 }
 
 int run_options_parse(struct run_options *o, const char *name,
-		      void (*usage)(FILE *f), int argc, char **argv)
+		      void (*usage)(FILE *f), unsigned extra, int argc,
+		      char **argv)
 {
 	static const struct option own[] = {
 		{ "daemon-timeout", required_argument, NULL, 'T' },
@@ -34,8 +35,8 @@ int run_options_parse(struct run_options *o, const char *name,
 	int c;
 	/* '+': the options end at CMD, whose own options are its own. */
 	cli_parser_init(&p, name, usage, CLI_POLICY | CLI_JSON | CLI_HTML |
-			CLI_INTERVAL | CLI_RECORD | CLI_TOP | CLI_FAULTS, own,
-			"+o:");
+			CLI_INTERVAL | CLI_RECORD | CLI_TOP | CLI_FAULTS | extra,
+			own, "+o:");
 	*o = (struct run_options){ .name = name,
 				   .daemon_timeout_s = DAEMON_TIMEOUT_DEFAULT };
 	while ((c = cli_next(&p, argc, argv)) != -1) {

@@ -58,7 +58,7 @@ int run_report_write(const struct run_options *o, const struct report *r)
 		return 1;
 	}
 	errno = 0;
-	report_text(text, r, r->command, (size_t)o->v.top_n, false);
+	report_text(text, r, r->command, (size_t)o->v.top_n, o->v.verbose);
 	int err = cli_output_close(text);
 	if (err)
 		fprintf(stderr, "%s: writing %s: %s\n", o->name,

@@ -164,6 +164,8 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 	argv[n++] = NULL; /* READY_ARG */
 	argv[n++] = "--report-socket";
 	argv[n++] = (char *)report;
+	if (o->v.verbose)
+		argv[n++] = "--verbose";
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
 		if (pairs[i][1]) {
 			argv[n++] = (char *)pairs[i][0];

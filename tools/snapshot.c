@@ -294,7 +294,7 @@ int cmd_snapshot(int argc, char **argv)
 		r = 1;
 		goto out;
 	}
-	r = write_reports(&rep, "snapshot", text, &p.v, false);
+	r = write_reports(&rep, "snapshot", text, &p.v);
 	report_free(&rep);
 	if (!r && !s.nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");

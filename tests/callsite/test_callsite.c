@@ -4,7 +4,8 @@
  * under `ptshare run`; the JSON report names, for each mapping, the
  * function, source file and line the program printed, the text report says
  * `created at FUNCTION (callsite_subject.c:LINE)`, and `ptshare replay` of
- * the recorded trace writes the same JSON, byte for byte.
+ * the recorded trace writes the same JSON, byte for byte.  Names mangled
+ * as C++ and Rust mangle them are demangled (mangled_subject).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -118,6 +119,43 @@ static void test_call_sites(void **state)
 	free(json), free(trace), free(text), free(again);
 }
 
+/* The function of the call site of the shared mapping of size bytes. */
+static const char *site_of_size(const struct jr_value *doc, uint64_t size)
+{
+	const struct jr_value *maps = jr_get(doc, "mappings");
+	for (size_t i = 0; i < jr_len(maps); i++) {
+		const struct jr_value *m = jr_at(maps, i);
+		if (jr_path_u64(m, "end", 0) - jr_path_u64(m, "start", 0) == size)
+			return jr_path_str(m, "call_site[0].function");
+	}
+	fail_msg("no mapping of %llu bytes", (unsigned long long)size);
+	return NULL;
+}
+
+/* Without debug info, from the symbol table: demangled. */
+static void test_demangled(void **state)
+{
+	char dir[64];
+	tmp_make(dir, sizeof(dir));
+	char *json = strdup(tmp_path(dir, "run.json"));
+	const char *run[] = { PTSHARE_PATH, "run", "--json", json, "-o",
+			      "/dev/null", "--", MANGLED_SUBJECT_PATH, NULL };
+	struct cmd c;
+	int status = cmd_run(&c, run, NULL);
+	if (status)
+		fail_msg("ptshare run: status %d; stderr:\n%s", status, c.text[1]);
+	assert_no_sanitizer_report(&c);
+	struct jr_value *doc = report_read(json);
+	assert_string_equal(site_of_size(doc, 4u << 20),
+			    "ns::Pool::make(unsigned long)");
+	assert_string_equal(site_of_size(doc, 6u << 20), "mycrate::pool::make");
+	const char *files[] = { "run.json", NULL };
+	tmp_remove(dir, files);
+	jr_free(doc);
+	cmd_free(&c);
+	free(json);
+}
+
 static int teardown(void **state)
 {
 	cleanup_leftovers();
@@ -128,6 +166,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_call_sites, teardown),
+		cmocka_unit_test_teardown(test_demangled, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

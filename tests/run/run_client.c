@@ -11,6 +11,8 @@
  *            the daemon closed the fds it was sent
  *   flood    HELLO, then malformed packets until the daemon hangs up
  *   ghost    HELLO, and gone without reading the ACK
+ *   liar     HELLO, an mprotect told as done over memory it never mapped
+ *            (which the model refuses), EXIT; prints the ACKs
  *   linger   HELLO, then waits for a line on stdin before its EXIT
  *   exec     what an exec looks like: HELLO, then (after a line on stdin)
  *            records and PTS_EXEC on that connection, which closes, and
@@ -153,6 +155,17 @@ static int polite(void)
 	return 0;
 }
 
+static int liar(void)
+{
+	printf("hello %s\n", hello());
+	struct pts_range m = { .addr = 1ull << 40, .len = 4096,
+			       .arg = PROT_READ };
+	hdr(&m.h, PTS_MPROTECT, sizeof(m));
+	send_packet(&m, sizeof(m), -1);
+	printf("exit %s\n", bye());
+	return 0;
+}
+
 static int exec_like(void)
 {
 	struct pts_exec x = { 0 };
@@ -282,10 +295,11 @@ int main(int argc, char **argv)
 	} scenarios[] = {
 		{ "polite", polite }, { "hostile", hostile }, { "flood", flood },
 		{ "ghost", ghost }, { "linger", linger }, { "exec", exec_like },
+		{ "liar", liar },
 	};
 	if (argc != 3 || strlen(argv[1]) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		fputs("usage: run_client SOCKET polite|hostile|flood|ghost|linger|exec\n",
-		      stderr);
+		fputs("usage: run_client SOCKET "
+		      "polite|hostile|flood|ghost|linger|exec|liar\n", stderr);
 		return 2;
 	}
 	sock_path = argv[1];

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,6 +96,38 @@ static void test_hostile(void **state)
 	assert_string_equal(jr_path_str(report_final(doc, polite), "checkpoint"),
 			    "exit");
 	assert_int_equal(jr_len(jr_get(doc, "final_checkpoints")), 23);
+	jr_free(doc);
+	daemon_free(&d);
+}
+
+/* A record the model refuses (an mprotect of memory the client never
+ * mapped): the JSON keeps its reason on the process's line, and the text
+ * says it under --verbose, which `ptshare run --verbose` passes on. */
+static void test_refusal_said(void **state)
+{
+	static const char *const verbose[] = { "--verbose", NULL };
+	struct daemon_run d;
+	struct cmd c;
+	daemon_up(&d, verbose, false);
+	pid_t liar = client(&d, "liar", &c);
+	assert_string_equal(c.text[0], "hello acked\nexit acked\n");
+	cmd_free(&c);
+	assert_int_equal(daemon_down(&d, SIGTERM), 0);
+
+	struct jr_value *doc = report_read(tmp_path(d.dir, "report.json"));
+	const struct jr_value *f = report_final(doc, liar);
+	assert_int_equal(jr_path_u64(f, "refused", 0), 1);
+	const char *why = jr_path_str(f, "refused_why");
+	assert_non_null(why);
+	assert_non_null(strstr(why, "is not fully mapped"));
+	char said[256];
+	snprintf(said, sizeof(said), "  %d run_client: 1 refused by the model, "
+		 "the last: %s\n", (int)liar, why);
+	char *text = file_read(tmp_path(d.dir, "report.txt"), NULL);
+	assert_non_null(text);
+	if (!strstr(text, said))
+		fail_msg("the text does not say\n%s\n%s", said, text);
+	free(text);
 	jr_free(doc);
 	daemon_free(&d);
 }
@@ -248,6 +281,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_polite, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
+		cmocka_unit_test_teardown(test_refusal_said, teardown),
 		cmocka_unit_test_teardown(test_timer, teardown),
 		cmocka_unit_test_teardown(test_exec_order, teardown),
 		cmocka_unit_test_teardown(test_signals, teardown),
