@@ -2,11 +2,13 @@
 #define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -178,4 +180,99 @@ int cli_output_close(FILE *f)
 	closed_err = 0;
 	fclose(f);
 	return closed_err;
+}
+
+/* path's directory, opened as cli_path_open() opens it, and its last
+ * name, into o: 0, or -1 with errno and why. */
+static int replace_dir(struct cli_replace *o, const char *path, char *why,
+		       size_t cap)
+{
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	char dir[PATH_MAX];
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	if (!*name) {
+		snprintf(why, cap, "it ends with '/': a directory");
+		errno = EISDIR;
+		return -1;
+	}
+	if (strlen(name) >= sizeof(o->name) || n >= sizeof(dir)) {
+		snprintf(why, cap, "%s", strerror(ENAMETOOLONG));
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	/* "name": ".", "/name": "/", "dir/name": "dir". */
+	snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
+	struct path_open d = { .path = n ? dir : slash ? "/" : ".",
+			       .flags = O_RDONLY | O_DIRECTORY };
+	if ((o->dir = cli_path_open(&d)) < 0) {
+		snprintf(why, cap, "%s", d.why);
+		return -1;
+	}
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	return 0;
+}
+
+/* The new file, a hidden name of its own beside o->name: the fd, or -1. */
+static int replace_new(struct cli_replace *o, mode_t mode)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		uint32_t r;
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return -1;
+		snprintf(o->tmp, sizeof(o->tmp), ".%.200s.%08x", o->name, r);
+		int fd = openat(o->dir, o->tmp, O_WRONLY | O_CREAT | O_EXCL |
+				O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+FILE *cli_replace_open(struct cli_replace *o, const char *path, mode_t mode,
+		       char *why, size_t cap)
+{
+	*o = (struct cli_replace){ .dir = -1, .fd = -1 };
+	struct stat st;
+	if (!strcmp(path, "-"))
+		return cli_output_open(path, why, cap);
+	if (replace_dir(o, path, why, cap))
+		return NULL;
+	int gone = fstatat(o->dir, o->name, &st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
+	if (!gone && !S_ISREG(st.st_mode)) {
+		close(o->dir);
+		o->dir = -1;
+		return cli_output_open(path, why, cap);
+	}
+	FILE *f = NULL;
+	errno = gone == ENOENT ? 0 : gone;
+	if (!errno && (o->fd = replace_new(o, mode)) >= 0 &&
+	    !(f = stream_open(o->fd)))
+		unlinkat(o->dir, o->tmp, 0);
+	if (!f) {
+		int err = errno;
+		snprintf(why, cap, "%s", strerror(err));
+		if (o->fd >= 0)
+			close(o->fd);
+		close(o->dir);
+		errno = err;
+	}
+	return f;
+}
+
+int cli_replace_close(struct cli_replace *o, FILE *f)
+{
+	if (o->dir < 0)
+		return cli_output_close(f);
+	fflush(f);
+	int err = fsync(o->fd) ? errno : 0;
+	int closed = cli_output_close(f);
+	err = closed ? closed : err;
+	if (!err && renameat(o->dir, o->tmp, o->dir, o->name))
+		err = errno;
+	if (err)
+		unlinkat(o->dir, o->tmp, 0);
+	else if (fsync(o->dir) && errno != EINVAL) /* EINVAL: not syncable */
+		err = errno;
+	close(o->dir);
+	return err;
 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* A non-negative decimal number: 0, or -1 when s is not one. */
 int cli_u64(const char *s, uint64_t *out);
@@ -33,5 +34,26 @@ FILE *cli_output_open(const char *path, char *why, size_t cap);
  * stdout or stderr, errno as the writes left it (set it to 0 before them),
  * EIO when nothing says more. */
 int cli_output_close(FILE *f);
+
+/*
+ * An output replaced whole, for a reader that must never see half of it
+ * (node_exporter's textfile collector, docs/fleet.md): written to a new
+ * file of mode (less the umask) beside path, fsync'ed, then renamed over
+ * path.  The directory is opened as cli_path_open() opens it (no other
+ * user's symbolic link followed on the way); what is at path is replaced,
+ * never followed.  A path that is not a regular file nor absent ("-", a
+ * link, a FIFO, a device, /dev/fd/N) is opened as cli_output_open()
+ * opens it and written where it stands.  The stream, or NULL with why.
+ */
+struct cli_replace {
+	int dir;                  /* -1: written where it stands */
+	int fd;                   /* the new file's */
+	char tmp[256], name[256]; /* in dir */
+};
+FILE *cli_replace_open(struct cli_replace *o, const char *path, mode_t mode,
+		       char *why, size_t cap);
+/* Flushes f, and unless a write failed puts it in place: 0, or the errno
+ * of what failed (the new file is then removed, path left as it was). */
+int cli_replace_close(struct cli_replace *o, FILE *f);
 
 #endif

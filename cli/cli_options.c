@@ -22,7 +22,8 @@ static const struct {
 	{ "policy", GIVEN(policies) }, { "json", GIVEN(json) },
 	{ "html", GIVEN(html) }, { "record", GIVEN(record) },
 	{ "top", GIVEN(top) }, { "interval", GIVEN(interval) },
-	{ "faults", GIVEN(faults) }, { "verbose", 0 }, { "help", 0 },
+	{ "faults", GIVEN(faults) }, { "verbose", 0 },
+	{ "openmetrics", GIVEN(openmetrics) }, { "help", 0 },
 };
 #define NSHARED (sizeof(shared_options) / sizeof(shared_options[0]))
 #define HELP (NSHARED - 1)

@@ -287,6 +287,9 @@ void report_json(FILE *f, const struct report *r);
 /* The JSON report in a self-contained page that draws it (docs/html.md):
  * 0, or -ENOMEM. */
 int report_html(FILE *f, const struct report *r);
+/* The totals in the OpenMetrics text format, for Prometheus
+ * (docs/fleet.md): per policy, no per-process series. */
+void report_openmetrics(FILE *f, const struct report *r);
 struct json;
 /* The same document as a value inside another (ptshare aslr holds two). */
 void report_json_value(struct json *j, const struct report *r);

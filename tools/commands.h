@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "cli/cli_options.h"
 #include "report/report.h"
 
 int cmd_snapshot(int argc, char **argv);
@@ -22,12 +23,14 @@ int cmd_report(int argc, char **argv);
 void ptshare_sigpipe_ignore(void);
 void ptshare_sigpipe_restore(void);
 
-/* The text report, headed by command (report_text; verbose: with the
- * refusals' reasons), to text (-o FILE), or when NULL on stdout unless
- * json or html is "-"; JSON to json and the HTML page to html (0600
- * files; NULL: not wanted).  0, or 1 said. */
+/* The text report, headed by command (report_text: v->top_n rows; with
+ * v->verbose, the refusals' reasons), to text (-o FILE), or when NULL on
+ * stdout unless another output is "-"; the JSON report to v->json, the
+ * HTML page to v->html (0600 files) and the OpenMetrics totals to
+ * v->openmetrics (replaced whole: cli_replace_open); NULL: not wanted.
+ * 0, or 1 said. */
 int write_reports(const struct report *r, const char *command, const char *text,
-		  const char *json, const char *html, size_t top, bool verbose);
+		  const struct cli_values *v);
 /* The same without the text: 0, or 1 with the reason printed. */
 int write_report_files(const struct report *r, const char *json,
 		       const char *html);

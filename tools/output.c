@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing a report where the user asked: text on stdout, JSON and HTML to
- * files. */
+/* Writing a report where the user asked: text on stdout, JSON, HTML and
+ * OpenMetrics to files. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,19 +24,23 @@ void ptshare_sigpipe_restore(void)
 
 /* What goes into a file, and how: one of the report's forms. */
 struct report_form {
-	enum { FORM_TEXT, FORM_JSON, FORM_HTML } kind;
+	enum { FORM_TEXT, FORM_JSON, FORM_HTML, FORM_OPENMETRICS } kind;
 	const char *command;
 	size_t top;
 	bool verbose;
 };
 
-/* r as form to path ("-" for stdout, else as cli_output_open takes it):
- * 0, or 1 with the message. */
+/* r as form to path ("-" for stdout, else as cli_output_open takes it;
+ * OpenMetrics replaced whole, 0644, for node_exporter's textfile
+ * collector): 0, or 1 with the message. */
 static int write_file(const char *path, const struct report *r,
 		      const struct report_form *form)
 {
 	char why[256];
-	FILE *f = cli_output_open(path, why, sizeof(why));
+	struct cli_replace rep;
+	bool whole = form->kind == FORM_OPENMETRICS;
+	FILE *f = whole ? cli_replace_open(&rep, path, 0644, why, sizeof(why))
+			: cli_output_open(path, why, sizeof(why));
 	if (!f) {
 		fprintf(stderr, "ptshare: cannot write %s: %s\n", path, why);
 		return 1;
@@ -47,9 +51,11 @@ static int write_file(const char *path, const struct report *r,
 		err = -report_html(f, r);
 	else if (form->kind == FORM_JSON)
 		report_json(f, r);
+	else if (whole)
+		report_openmetrics(f, r);
 	else
 		report_text(f, r, form->command, form->top, form->verbose);
-	int closed = cli_output_close(f);
+	int closed = whole ? cli_replace_close(&rep, f) : cli_output_close(f);
 	if (err || closed) {
 		fprintf(stderr, "ptshare: writing %s: %s\n", path,
 			strerror(err ? err : closed));
@@ -67,14 +73,24 @@ int write_report_files(const struct report *r, const char *json,
 	return html ? bad | write_file(html, r, &as_html) : bad;
 }
 
-int write_reports(const struct report *r, const char *command, const char *text,
-		  const char *json, const char *html, size_t top, bool verbose)
+static bool is_stdout(const char *path)
 {
+	return path && !strcmp(path, "-");
+}
+
+int write_reports(const struct report *r, const char *command, const char *text,
+		  const struct cli_values *v)
+{
+	static const struct report_form as_openmetrics = { .kind = FORM_OPENMETRICS };
 	int bad = 0;
-	struct report_form as_text = { FORM_TEXT, command, top, verbose };
+	struct report_form as_text = { FORM_TEXT, command, (size_t)v->top_n,
+				       v->verbose };
 	if (text)
 		bad = write_file(text, r, &as_text);
-	else if (!(json && !strcmp(json, "-")) && !(html && !strcmp(html, "-")))
-		report_text(stdout, r, command, top, verbose);
-	return bad | write_report_files(r, json, html);
+	else if (!is_stdout(v->json) && !is_stdout(v->html) &&
+		 !is_stdout(v->openmetrics))
+		report_text(stdout, r, command, as_text.top, v->verbose);
+	bad |= write_report_files(r, v->json, v->html);
+	return v->openmetrics ? bad | write_file(v->openmetrics, r, &as_openmetrics)
+			      : bad;
 }

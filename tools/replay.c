@@ -14,7 +14,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                      [--top N] [-o FILE] [--verbose]\n"
+	      "                      [--openmetrics FILE] [--top N] [-o FILE] [--verbose]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run` from the trace it kept\n"
 	      "(ptshare.CMD.PID.trace.zst, or --record FILE) offline: every\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f)
 	      "  --json FILE     also write the JSON report ('-': stdout, instead\n"
 	      "                  of the text report)\n"
 	      "  --html FILE     also write the report as an HTML page (0600)\n"
+	      "  --openmetrics FILE\n"
+	      "                  also write the totals as OpenMetrics, for\n"
+	      "                  Prometheus (FILE replaced whole, 0644)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
 	      "                  pid), not stdout\n"
@@ -47,7 +50,8 @@ int cmd_replay(int argc, char **argv)
 {
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare replay", usage, CLI_POLICY | CLI_JSON |
-			CLI_HTML | CLI_TOP | CLI_VERBOSE, NULL, "o:");
+			CLI_HTML | CLI_OPENMETRICS | CLI_TOP | CLI_VERBOSE, NULL,
+			"o:");
 	const char *text = NULL;
 	while (cli_next(&p, argc, argv) != -1)
 		if (!(text = cli_output_template(&p, optarg)))
@@ -80,8 +84,7 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), "replay", text, p.v.json,
-			      p.v.html, (size_t)p.v.top_n, p.v.verbose);
+	int w = write_reports(ingest_report(g), "replay", text, &p.v);
 	ingest_free(g);
 	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;

@@ -29,8 +29,8 @@ struct snapshot {
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare snapshot [--pid PID [--tree]] [--policy LIST]\n"
-	      "                        [--json FILE] [--html FILE] [--top N]\n"
-	      "                        [--min-mapping BYTES] [-o FILE]\n"
+	      "                        [--json FILE] [--html FILE] [--openmetrics FILE]\n"
+	      "                        [--top N] [--min-mapping BYTES] [-o FILE]\n"
 	      "\n"
 	      "Reads every process the caller may read (or PID, and with --tree its\n"
 	      "descendants) from /proc: mappings, populated pages (PAGEMAP_SCAN) and\n"
@@ -44,13 +44,15 @@ static void usage(FILE *f)
 	      "  --json FILE        also write the JSON report to FILE ('-': stdout,\n"
 	      "                     instead of the text report)\n"
 	      "  --html FILE        also write the report as an HTML page (0600)\n"
+	      "  --openmetrics FILE also write the totals as OpenMetrics, for\n"
+	      "                     Prometheus (FILE replaced whole, 0644)\n"
 	      "  --top N            processes and mappings to list (default 20, 0: all)\n"
 	      "  --min-mapping B    list mappings of at least B bytes (default 2 MiB)\n"
 	      "  -o FILE            write the text report to FILE (0600; %p: ptshare's\n"
 	      "                     pid), not stdout\n"
 	      "\n"
-	      "Exit status: 0 report written, 1 nothing could be read or the JSON\n"
-	      "or HTML could not be written, 2 usage error.\n",
+	      "Exit status: 0 report written, 1 nothing could be read or the JSON,\n"
+	      "HTML or OpenMetrics could not be written, 2 usage error.\n",
 	      f);
 }
 
@@ -226,7 +228,8 @@ int cmd_snapshot(int argc, char **argv)
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare snapshot", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_TOP, own, "o:");
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_OPENMETRICS | CLI_TOP,
+			own, "o:");
 	const char *text = NULL;
 	uint64_t pid = 0, min_mapping = MM_SPAN(PT_PTE);
 	bool tree = false;
@@ -291,8 +294,7 @@ int cmd_snapshot(int argc, char **argv)
 		r = 1;
 		goto out;
 	}
-	r = write_reports(&rep, "snapshot", text, p.v.json, p.v.html,
-			  (size_t)p.v.top_n, false);
+	r = write_reports(&rep, "snapshot", text, &p.v);
 	report_free(&rep);
 	if (!r && !s.nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");

@@ -5,7 +5,8 @@
  * links and FIFOs where root's run will write, in a directory of nobody's
  * and in a sticky world-writable one like /tmp; root's `ptshare replay`,
  * `ptshare run` and `ptshared` must refuse them, leaving root's files as
- * they were and nobody's FIFO unread, while the outputs a user names on
+ * they were and nobody's FIFO unread (--openmetrics replaces a file
+ * whole: never through another name), while the outputs a user names on
  * purpose (a file of its own, its own FIFO, /dev/stderr, /dev/fd/N, '-')
  * still work.  Nothing here depends on fs.protected_*: nobody's own
  * directory is not sticky, so the kernel's protections never apply there.
@@ -170,6 +171,7 @@ static void test_symlink_planted(void **state)
 		plant(&p, SYMLINK, p.victim, link);
 		replay_refused(&p, "--json", link, "a symbolic link of uid ");
 		replay_refused(&p, "--html", link, "a symbolic link of uid ");
+		replay_refused(&p, "--openmetrics", link, "a symbolic link of uid ");
 		assert_untouched(p.victim, 0644);
 	}
 	/* A dangling one would have root create the file it names. */
@@ -194,6 +196,8 @@ static void test_directory_link_planted(void **state)
 		       "a symbolic link of uid ");
 	replay_refused(&p, "--json", in(p.sticky, "sub/report.json"),
 		       "a symbolic link of uid ");
+	replay_refused(&p, "--openmetrics", in(p.theirs, "sub/ptshare.prom"),
+		       "a symbolic link of uid ");
 	assert_int_equal(dir_entries(p.rootdir), 0);
 	cleanup_leftovers(); /* the directory and what nobody left there */
 }
@@ -209,6 +213,41 @@ static void test_hardlink_planted(void **state)
 	plant(&p, HARDLINK, p.victim, in(p.theirs, "report.json"));
 	replay_refused(&p, "--json", in(p.theirs, "report.json"), "2 names");
 	assert_untouched(p.victim, 0666);
+	cleanup_leftovers(); /* the directory and what nobody left there */
+}
+
+/* --openmetrics replaces its file whole (docs/fleet.md): what is there,
+ * even a second name of root's file, is replaced by a new file of root's,
+ * never written through; no temporary file is left. */
+static void test_openmetrics_replaced(void **state)
+{
+	struct place p;
+	place_make(&p);
+	assert_int_equal(chmod(p.victim, 0666), 0);
+	char prom[PATH_MAX];
+	snprintf(prom, sizeof(prom), "%s", in(p.theirs, "ptshare.prom"));
+	plant(&p, HARDLINK, p.victim, prom);
+	const char *argv[] = { PTSHARE_PATH, "replay", p.trace, "--openmetrics",
+			       prom, NULL };
+	struct cmd c;
+	int status = cmd_run(&c, argv, NULL);
+	if (status)
+		fail_msg("replay --openmetrics: exit %d:\n%s", status, c.text[1]);
+	assert_no_sanitizer_report(&c);
+	cmd_free(&c);
+	assert_untouched(p.victim, 0666);
+	struct stat st;
+	mode_t mask = umask(0);
+	umask(mask);
+	assert_int_equal(stat(prom, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(st.st_mode & 07777, 0644 & ~mask);
+	size_t len;
+	char *text = file_read(prom, &len);
+	assert_true(len > 6 && !strcmp(text + len - 6, "# EOF\n"));
+	free(text);
+	assert_int_equal(dir_entries(p.theirs), 1);
 	cleanup_leftovers(); /* the directory and what nobody left there */
 }
 
@@ -506,6 +545,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_symlink_planted, teardown),
 		cmocka_unit_test_teardown(test_directory_link_planted, teardown),
 		cmocka_unit_test_teardown(test_hardlink_planted, teardown),
+		cmocka_unit_test_teardown(test_openmetrics_replaced, teardown),
 		cmocka_unit_test_teardown(test_fifo_planted, teardown),
 		cmocka_unit_test_teardown(test_swapped_while_opening, teardown),
 		cmocka_unit_test_teardown(test_own_outputs, teardown),

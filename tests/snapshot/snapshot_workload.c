@@ -89,6 +89,7 @@
  * The snapshot models no fault and no fork: faults and fork_* are 0.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -106,7 +107,9 @@
 #include <cmocka.h>
 
 #include "json_read.h"
+#include "om_read.h"
 #include "snap_proto.h"
+#include "skip.h"
 #include "snap_util.h"
 
 #define NPROCS (1 + WORKERS)
@@ -116,7 +119,7 @@
 static const char *const sharing[] = { "mccracken-2005", "aslr-tolerant" };
 
 static struct {
-	char dir[128], data[160], json[160];
+	char dir[128], data[160], json[160], prom[160];
 	struct stat data_st;
 	struct pgroup subject;
 	long pids[NPROCS]; /* parent, then the workers */
@@ -150,6 +153,7 @@ static int setup(void **state)
 		return -1;
 	snprintf(t.data, sizeof(t.data), "%s/data", t.dir);
 	snprintf(t.json, sizeof(t.json), "%s/report.json", t.dir);
+	snprintf(t.prom, sizeof(t.prom), "%s/totals.prom", t.dir);
 	if (write_data_file()) {
 		perror(t.data);
 		return -1;
@@ -169,9 +173,11 @@ static int setup(void **state)
 	char pid[16];
 	snprintf(pid, sizeof(pid), "%ld", t.pids[0]);
 	const char *argv[] = { PTSHARE_PATH, "snapshot", "--pid", pid, "--tree",
-			       "--json", t.json, "--top", "0", NULL };
+			       "--json", t.json, "--openmetrics", t.prom,
+			       "--top", "0", NULL };
 	struct run r;
 	snap_cleanup_path(t.json);
+	snap_cleanup_path(t.prom);
 	if (run_cmd(&r, argv, -1)) {
 		perror("run ptshare");
 		return -1;
@@ -475,6 +481,98 @@ static void test_mappings(void **state)
 	assert_int_equal(jr_path_u64(dm, "ino", 0), (uint64_t)t.data_st.st_ino);
 }
 
+/* The totals for Prometheus: promtool's check passes (without a word of
+ * its lint), and the file was put in place whole, 0644 (node_exporter
+ * reads it as a user of its own), its temporary file gone. */
+static void test_openmetrics_file(void **state)
+{
+	struct stat st;
+	assert_int_equal(stat(t.prom, &st), 0);
+	mode_t mask = umask(0);
+	umask(mask);
+	assert_int_equal(st.st_mode & 07777, 0644 & ~mask);
+	DIR *dir = opendir(t.dir);
+	assert_non_null(dir);
+	size_t entries = 0;
+	for (struct dirent *e; (e = readdir(dir));)
+		entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(dir);
+	assert_int_equal(entries, 3); /* data, report.json, totals.prom */
+	const char *argv[] = { "/bin/sh", "-c", "command -v promtool >/dev/null "
+			       "|| exit 127; exec promtool check metrics <\"$1\"",
+			       "sh", t.prom, NULL };
+	struct run r;
+	assert_int_equal(run_cmd(&r, argv, -1), 0);
+	int code = r.code;
+	size_t said = r.outlen + r.errlen;
+	if (code && code != 127)
+		run_dump(&r, "promtool check metrics", true);
+	run_free(&r);
+	if (code == 127)
+		test_skip("no promtool (Debian package prometheus)");
+	assert_int_equal(code, 0);
+	assert_int_equal(said, 0);
+}
+
+static int64_t om(const struct om_doc *d, const char *name, const char *policy,
+		  const char *level)
+{
+	char series[160];
+	int64_t v = 0;
+	snprintf(series, sizeof(series), policy ? level ? "%s{policy=\"%s\","
+		 "level=\"%s\"}" : "%s{policy=\"%s\"}" : "%s", name, policy, level);
+	if (!om_value(d, series, &v))
+		fail_msg("no %s in %s", series, t.prom);
+	return v;
+}
+
+/* Every value is the JSON report's of the same snapshot; nothing else is
+ * there (no per-process series). */
+static void test_openmetrics_values(void **state)
+{
+	static const char *const lv[] = { "pte", "pmd", "pud" };
+	const struct jr_value *d = t.doc, *tp = jr_path(d, "totals.policies");
+	struct om_doc m;
+	char err[256];
+	if (om_parse_file(t.prom, &m, err, sizeof(err)))
+		fail_msg("%s: %s", t.prom, err);
+	for (size_t i = 0; i < m.nfam; i++) {
+		assert_string_equal(m.fam[i].type, "gauge");
+		assert_non_null(m.fam[i].help);
+	}
+	assert_int_equal(om(&m, "ptshare_processes", NULL, NULL), NPROCS);
+	assert_int_equal(om(&m, "ptshare_processes", NULL, NULL),
+			 jr_path_i64(d, "totals.processes", -1));
+	assert_int_equal(om(&m, "ptshare_exact_processes", NULL, NULL),
+			 jr_path_i64(d, "totals.exact_processes", -1));
+	assert_int_equal(om(&m, "ptshare_unmodelled_processes", NULL, NULL),
+			 jr_len(jr_get(d, "not_modelled")));
+	assert_int_equal(om(&m, "ptshare_kernel_page_table_bytes", NULL, NULL),
+			 jr_path_i64(d, "totals.kernel_vmpte_kb", -1) * 1024);
+	const struct jr_value *pols = jr_get(d, "policies"), *help = jr_get(d, "help");
+	for (size_t k = 0; k < jr_len(pols); k++) {
+		const char *l = jr_path_str(jr_at(pols, k), "label");
+		const struct jr_value *tot = jr_get(tp, l);
+		assert_int_equal(om(&m, "ptshare_page_table_bytes", l, NULL),
+				 jr_path_i64(tot, "bytes", -1));
+		for (size_t i = 0; i < 3; i++)
+			assert_int_equal(om(&m, "ptshare_page_tables", l, lv[i]),
+					 jr_path_i64(jr_get(tot, "distinct"), lv[i], -1));
+	}
+	for (size_t i = 0; i < jr_len(help); i++) {
+		const char *l = jr_path_str(jr_at(help, i), "policy");
+		int64_t saved = om(&m, "ptshare_saved_bytes", l, NULL);
+		assert_int_equal(saved, jr_path_i64(jr_at(help, i), "saved_bytes", -1));
+		assert_int_equal(saved, jr_path_i64(jr_get(tp, l), "saved_bytes", -1));
+		assert_int_equal(om(&m, "ptshare_faults_avoided", l, NULL),
+				 jr_path_i64(jr_at(help, i), "faults_avoided", -1));
+	}
+	assert_int_equal(om(&m, "ptshare_saved_bytes", "mccracken-2005", NULL),
+			 WORKERS * SHARED_PTE * PAGE);
+	assert_int_equal(m.n, 4 + 4 * jr_len(pols) + 2 * jr_len(help));
+	om_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,7 +583,10 @@ int main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_findings),
 		cmocka_unit_test(test_mappings),
+		cmocka_unit_test(test_openmetrics_file),
+		cmocka_unit_test(test_openmetrics_values),
 	};
-	return cmocka_run_group_tests_name("snapshot_workload", tests, setup,
-					   teardown);
+	return test_group_status(cmocka_run_group_tests_name("snapshot_workload",
+							     tests, setup,
+							     teardown));
 }
