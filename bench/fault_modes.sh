@@ -45,7 +45,7 @@ run() {
 	if [ "$mode" = plain ]; then
 		setsid "$@" > "$tmp/out" 2>/dev/null &
 	else
-		setsid "$ptshare" run --faults "$mode" -o "$tmp/report" -- "$@" \
+		setsid "$ptshare" run --no-record --faults "$mode" -o "$tmp/report" -- "$@" \
 			> "$tmp/out" 2>/dev/null &
 	fi
 	pid=$!

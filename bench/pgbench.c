@@ -186,7 +186,10 @@ static bool measure_once(const struct opts *o, struct variant *v, int round)
 {
 	char text[PATH_MAX], name[64];
 	snprintf(name, sizeof(name), "report-%s-%d.txt", v->interval, round);
-	const char *const wrap[] = { ptshare, "run", "--interval", v->interval,
+	/* --no-record: the cost of tracing, without the trace kept at the end
+	 * (in a directory the postgres user may not write). */
+	const char *const wrap[] = { ptshare, "run", "--no-record", "--interval",
+				     v->interval,
 				     "-o", pg_cluster_path(&cluster, name, text,
 							   sizeof(text)),
 				     "--", NULL };

@@ -273,7 +273,8 @@ static double run(const char *self, const struct opts *o, enum variant v,
 	const char *argv[20];
 	size_t n = 0;
 	if (v == OFF || v == TABLE || v == ALL) {
-		const char *const pre[] = { PTSHARE_BIN, "run", "--faults",
+		const char *const pre[] = { PTSHARE_BIN, "run", "--no-record",
+					    "--faults",
 					    variant_name[v], "-o", "/dev/null",
 					    "--json", o->json, "--" };
 		for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)

@@ -25,6 +25,7 @@
 #include "readings.h"
 #include "ptshare/procfs.h"
 #include "log.h"
+#include "run_info.h"
 
 /*
  * SIGTERM ends the run, and SIGINT unless it was ignored when we started
@@ -154,6 +155,7 @@ static int serve(struct ingest *g, struct readings *rd,
 		return 1;
 	}
 	struct loop l;
+	struct pts_run_info info;
 	const struct loop_config cfg = {
 		.listen_fd = lfd, .report_fd = rfd,
 		.interval_s = (unsigned)o->interval_s,
@@ -164,6 +166,8 @@ static int serve(struct ingest *g, struct readings *rd,
 	};
 	ingest_fault_mode(g, 0, o->faults, 0);
 	ingest_zero_page(g, kernel_zero_page());
+	run_info_start(&info, o->command_line);
+	ingest_run_info(g, &info);
 	int r = loop_init(&l, g, &cfg);
 	if (r) {
 		say("io_uring: %s%s", strerror(-r),
@@ -184,6 +188,8 @@ static int serve(struct ingest *g, struct readings *rd,
 	stop_listening(rfd, o->report_socket);
 	ingest_checkpoint_all(g, PTS_CK_FINAL);
 	readings_make(rd, g);
+	run_info_end(&info, &l.sig);
+	ingest_run_info(g, &info);
 	if (outputs_finish(out, ingest_report(g), (size_t)o->top, o->verbose))
 		status = 1;
 	loop_free(&l);

@@ -20,6 +20,7 @@ static void usage(FILE *f)
 	      "                [--verbose]\n"
 	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
 	      "                [--max-clients N] [--max-clients-per-user N]\n"
+	      "                [--command-line TEXT]\n"
 	      "       ptshared --version\n"
 	      "\n"
 	      "The ptshare daemon: listens on a unix SOCK_SEQPACKET socket for the\n"
@@ -59,6 +60,10 @@ static void usage(FILE *f)
 	      "  --max-clients-per-user N  of them, one user's at most (default:\n"
 	      "                  a quarter of --max-clients with --allow-users,\n"
 	      "                  else all)\n"
+	      "  --command-line TEXT  the traced program's command line, for the\n"
+	      "                  report's run details (`ptshare run` gives it; the\n"
+	      "                  program's wait status comes as the value of its\n"
+	      "                  SIGTERM, sigqueue(3))\n"
 	      "  -V, --version   print ptshared's version and exit\n"
 	      "\n"
 	      "Exit status: 0 after a clean shutdown, 1 on a failure, 2 on a usage\n"
@@ -86,6 +91,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		{ "allow-users", required_argument, NULL, 'u' },
 		{ "max-clients", required_argument, NULL, 'm' },
 		{ "max-clients-per-user", required_argument, NULL, 'M' },
+		{ "command-line", required_argument, NULL, 'c' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
@@ -115,6 +121,9 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 			break;
 		case 't':
 			o->text = optarg;
+			break;
+		case 'c':
+			o->command_line = optarg;
 			break;
 		case 'R':
 			if ((o->ready_fd = open_fd(optarg)) < 0)

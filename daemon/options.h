@@ -15,6 +15,7 @@ struct daemon_options {
 	const char *html;     /* NULL: no HTML report */
 	const char *text;     /* NULL: stderr; "-": stdout */
 	const char *record;   /* NULL: no trace */
+	const char *command_line; /* the program's, for the run's details */
 	uint64_t top;         /* rows of the text report; 0: all */
 	bool verbose;         /* each refusal's reason in the text report */
 	int ready_fd;         /* -1: none */

@@ -404,6 +404,10 @@ static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		}
 		return;
 	}
+	case PTS_RUN_INFO:
+		g->stream.run = *(const struct pts_run_info *)r;
+		g->stream.has_run = true;
+		return;
 	case PTS_ZERO_PAGE:
 		for (size_t k = 0; k < g->ws->n; k++)
 			mm_world_set_zero_page(g->ws->w[k],
@@ -545,6 +549,14 @@ void ingest_zero_page(struct ingest *g, bool zero_page)
 		.h = { .type = PTS_ZERO_PAGE, .size = sizeof(r), .time_ns = now_ns() },
 		.zero_page = zero_page,
 	};
+	apply(g, 0, 0, &r, NULL);
+}
+
+void ingest_run_info(struct ingest *g, const struct pts_run_info *info)
+{
+	struct pts_run_info r = *info;
+	r.h = (struct pts_hdr){ .type = PTS_RUN_INFO, .size = sizeof(r),
+				.time_ns = now_ns() };
 	apply(g, 0, 0, &r, NULL);
 }
 

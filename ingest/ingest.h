@@ -187,6 +187,9 @@ void ingest_fault_mode(struct ingest *g, int32_t pid, uint32_t mode, int err);
  * anonymous memory (procfs_zero_page()): the worlds' faults follow it, and
  * the trace keeps it.  Before any connection. */
 void ingest_zero_page(struct ingest *g, bool zero_page);
+/* The run's details (wire.h, PTS_RUN_INFO; its header is made here): the
+ * report's, and the trace's, from now on. */
+void ingest_run_info(struct ingest *g, const struct pts_run_info *info);
 
 /* Applies one record of a trace: the subject's pid, the connection it came
  * on (0 for checkpoint records), and the record. */

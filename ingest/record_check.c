@@ -30,8 +30,20 @@ static size_t body_size(uint16_t type)
 	case PTS_FAULT: return sizeof(struct pts_fault);
 	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
 	case PTS_ZERO_PAGE: return sizeof(struct pts_zero_page);
+	case PTS_RUN_INFO: return sizeof(struct pts_run_info);
 	default: return 0;
 	}
+}
+
+/* Whether every string of a PTS_RUN_INFO ends within it. */
+static bool run_info_terminated(const union aligned_rec *r)
+{
+	const struct pts_run_info *i = (const struct pts_run_info *)r;
+	const char *s[] = { i->host, i->kernel, i->version, i->thp, i->shmem_thp };
+	for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
+		if (!memchr(s[k], 0, PTS_RUN_STR))
+			return false;
+	return memchr(i->command, 0, PTS_RUN_CMD) != NULL;
 }
 
 /* Whether buf is a well-formed record a shim (or, for traces, the daemon)
@@ -73,7 +85,8 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 	if ((h->type == PTS_HELLO &&
 	     !memchr(((const struct pts_hello *)r)->exe, 0, 256)) ||
 	    ((h->type == PTS_EXEC || h->type == PTS_EXEC_FAILED) &&
-	     !memchr(((const struct pts_exec *)r)->path, 0, 256)))
+	     !memchr(((const struct pts_exec *)r)->path, 0, 256)) ||
+	    (h->type == PTS_RUN_INFO && !run_info_terminated(r)))
 		return "an unterminated string";
 	return NULL;
 }

@@ -111,6 +111,10 @@ struct report_stream {
 	char cut_why[REPORT_CUT_WHY_MAX];
 	uint64_t cut_running;
 	bool cut_torn;
+	/* The run's details (host, settings, command, times, exit status), as
+	 * the daemon last recorded them (PTS_RUN_INFO), when it did. */
+	bool has_run;
+	struct pts_run_info run;
 };
 
 /* A frame of the call site that created a mapping (ptshare run): the place
@@ -233,6 +237,12 @@ struct report {
 };
 
 int report_build(struct report *r, const struct report_input *in);
+
+/* The run's details (report_run.c; stream.run): the JSON's "run" (null
+ * without them), and the text's lines, none without them. */
+struct json;
+void report_run_json(struct json *j, const struct report *r);
+void report_run_text(FILE *f, const struct report *r);
 
 /* "What would help": a policy beside today's kernel (report_help.c). */
 struct report_help {

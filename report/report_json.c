@@ -392,6 +392,7 @@ void report_json_value(struct json *j, const struct report *r)
 	json_member_u64(j, "version", REPORT_SCHEMA_VERSION);
 	json_member_string(j, "command", r->command);
 	json_member_u64(j, "page_size", MM_PAGE_SIZE);
+	report_run_json(j, r);
 	help(j, r);
 	policies(j, r);
 	totals(j, r);

@@ -457,6 +457,7 @@ void report_text(FILE *f, const struct report *r, const char *command,
 	if (r->nskips)
 		fprintf(f, ", %zu not (listed below)", r->nskips);
 	fputs("\n", f);
+	report_run_text(f, r);
 	cut_short(f, r);
 	peak_skipped(f, r);
 	fputs("\n", f);

@@ -9,13 +9,15 @@
 #include "cli/cli_options.h"
 #include "commands.h"
 #include "ingest/trace.h"
+#include "trace_file.h"
 
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
 	      "                      [--openmetrics FILE] [--top N] [-o FILE] [--verbose]\n"
 	      "\n"
-	      "Rebuilds the report of a `ptshare run --record FILE` offline: every\n"
+	      "Rebuilds the report of a `ptshare run` from the trace it kept\n"
+	      "(ptshare.CMD.PID.trace.zst, or --record FILE) offline: every\n"
 	      "record the daemon applied (the shim's calls, the page faults, what\n"
 	      "/proc said at each checkpoint) goes through the same code again.\n"
 	      "With the run's policies the report is the run's; other policies\n"
@@ -34,8 +36,10 @@ static void usage(FILE *f)
 	      "  --verbose       also say why the model refused each process's\n"
 	      "                  records (the last reason)\n"
 	      "\n"
-	      "A replay takes at most 256 bytes of memory per byte of the trace\n"
-	      "(and 64 MiB); a trace that needs more is refused as a corrupt one.\n"
+	      "FILE is plain or compressed with zstd (told by its first bytes);\n"
+	      "'-' reads it from stdin.  A replay takes at most 256 bytes of memory\n"
+	      "per byte of the trace, uncompressed (and 64 MiB); a trace that needs\n"
+	      "more is refused as a corrupt one.\n"
 	      "\n"
 	      "Exit status: 0 report written, 1 the trace is truncated or corrupt\n"
 	      "(the report of what was readable is written) or cannot be read,\n"
@@ -63,7 +67,7 @@ int cmd_replay(int argc, char **argv)
 	if (mm_worlds_init(&ws, p.v.policies, err, sizeof(err))) {
 		return cli_usage(p.name, "%s", err);
 	}
-	FILE *f = fopen(argv[optind], "rb");
+	FILE *f = trace_file_open(argv[optind]);
 	struct ingest *g = f ? ingest_new(&ws, NULL, NULL) : NULL;
 	if (!g) {
 		fprintf(stderr, "ptshare replay: %s: %s\n", argv[optind],

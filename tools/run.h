@@ -36,6 +36,7 @@ struct run_options {
 	unsigned daemon_timeout_s; /* --daemon-timeout; 0: not watched */
 	char **cmd;
 	enum run_layout layout;
+	bool no_record; /* --no-record: no trace kept (run_keep.c) */
 };
 
 /* run_options.c */
@@ -90,13 +91,37 @@ void run_result_free(struct run_result *r);
 /* The report of the run recorded in trace, under the run's policies, into
  * r->report (NULL, with the reason printed, when there is none).  cut:
  * why the records end before the run did (the daemon was ended), which
- * the report says, or NULL: the trace must then be whole. */
+ * the report says, or NULL: the trace must then be whole; the program's
+ * wait status is then status, which the daemon could not record. */
 void run_report_rebuild(const char *who, const char *trace,
-			const char *policies, const char *cut,
+			const char *policies, const char *cut, int status,
 			struct run_result *r);
 /* r written where o says `ptshare run` writes its report (-o or stderr,
  * --json, --html): 0, or 1 with the reason printed. */
 int run_report_write(const struct run_options *o, const struct report *r);
+
+/* run_keep.c: the trace kept after the run (docs/run.md, The trace). */
+
+struct run_keep {
+	char path[PATH_MAX];
+	FILE *f;      /* NULL: none kept here */
+	bool created; /* the default name, made by us */
+	bool live;    /* path is plain, the daemon's own trace (--record FILE) */
+};
+
+/* Where o keeps the trace, opened (none with --no-record): 0, or -1 with
+ * the reason printed. */
+int run_keep_open(struct run_keep *k, const struct run_options *o);
+/* The trace the daemon writes: k's when it is live, else private (which
+ * run_keep_save compresses). */
+const char *run_keep_daemon_trace(const struct run_keep *k, const char *private);
+/* The plain trace at trace compressed into k's file, unless the daemon
+ * wrote it there (live); its name and the replay command said, or why it
+ * could not be written. */
+void run_keep_save(struct run_keep *k, const struct run_options *o,
+		   const char *trace);
+/* The run never started: the file closed, and removed when we made it. */
+void run_keep_abandon(struct run_keep *k);
 
 /* run_program.c */
 
@@ -114,6 +139,7 @@ struct daemon {
 	pid_t pid;
 	bool ended;    /* reaped */
 	int status;    /* its wait status, once ended */
+	int program_status; /* the program's wait status, -1 until known */
 };
 
 /* Starts argv[0] (argv[ready_arg] is a placeholder for the number of the
@@ -123,7 +149,8 @@ struct daemon {
  * another failure), with the reason printed and the daemon reaped. */
 int daemon_start(struct daemon *d, const char *who, char **argv,
 		 size_t ready_arg, int keep_fd);
-/* Asks it to finish (SIGTERM: it writes the report) and waits; a signal
+/* Asks it to finish (SIGTERM, carrying d->program_status: it writes the
+ * report) and waits; a signal
  * other than SIGCHLD read from sigfd meanwhile (a user giving up) kills it
  * instead.  0 when it exited cleanly, else -1 (the reason printed, unless
  * it had ended already: its reaper tells). */

@@ -110,7 +110,7 @@ int daemon_start(struct daemon *d, const char *who, char **argv,
 {
 	int ready[2];
 	char fdnum[16];
-	*d = (struct daemon){ .who = who };
+	*d = (struct daemon){ .who = who, .program_status = -1 };
 	if (pipe2(ready, O_CLOEXEC)) {
 		fprintf(stderr, "%s: pipe: %s\n", who, strerror(errno));
 		return 1;
@@ -149,7 +149,10 @@ int daemon_stop(struct daemon *d, int sigfd)
 	char buf[64];
 	if (d->ended) /* early: said when it was seen */
 		return d->status ? -1 : 0;
-	if (kill(d->pid, SIGTERM) == 0 && daemon_wait(d, sigfd)) {
+	/* The program's status rides on the signal, for the report's run
+	 * details (daemon/run_info.c). */
+	if (sigqueue(d->pid, SIGTERM, (union sigval){ .sival_int = d->program_status })
+	    == 0 && daemon_wait(d, sigfd)) {
 		fprintf(stderr, "%s: interrupted: no report\n", d->who);
 		kill(d->pid, SIGKILL);
 		daemon_wait(d, -1);

@@ -28,6 +28,7 @@ int run_options_parse(struct run_options *o, const char *name,
 	static const struct option own[] = {
 		{ "daemon-timeout", required_argument, NULL, 'T' },
 		{ "report-socket", required_argument, NULL, 'S' },
+		{ "no-record", no_argument, NULL, 'N' },
 		{ 0 },
 	};
 	struct cli_parser p;
@@ -43,6 +44,8 @@ int run_options_parse(struct run_options *o, const char *name,
 		if (c == 'o') {
 			if (!(o->output = cli_output_template(&p, optarg)))
 				return CLI_USAGE_STATUS;
+		} else if (c == 'N') {
+			o->no_record = true;
 		} else if (c == 'S') {
 			if (strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 				return cli_usage_error(&p, "--report-socket is too long "
@@ -62,10 +65,13 @@ int run_options_parse(struct run_options *o, const char *name,
 	 * writes, and no reader could take it apart. */
 	const char *mixed = is_stdout(o->v.json) ? o->v.json
 			    : is_stdout(o->v.html) ? o->v.html
-			    : is_stdout(o->output) ? o->output : NULL;
+			    : is_stdout(o->output) ? o->output
+			    : is_stdout(o->v.record) ? o->v.record : NULL;
 	if (mixed)
 		return cli_usage(name, "'%s' is CMD's stdout too: its output and "
 				 "the report would mix; name a file", mixed);
+	if (o->no_record && o->v.record)
+		return cli_usage(name, "--record and --no-record: which?");
 	if (optind >= argc)
 		return cli_usage(name, "no command to run");
 	o->cmd = argv + optind;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "commands.h"
@@ -16,8 +17,20 @@
 #include "run.h"
 #include "ingest/trace.h"
 
+/* The run's end, which a daemon that ended early did not record: now, and
+ * the program's wait status. */
+static void run_ended(struct ingest *g, const struct report *rep, int status)
+{
+	struct pts_run_info i = rep->stream.run;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	i.end_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	i.wait_status = status;
+	ingest_run_info(g, &i);
+}
+
 void run_report_rebuild(const char *who, const char *trace,
-			const char *policies, const char *cut,
+			const char *policies, const char *cut, int status,
 			struct run_result *r)
 {
 	char err[256];
@@ -45,6 +58,10 @@ void run_report_rebuild(const char *who, const char *trace,
 	if (cut)
 		ingest_cut_short(r->replay, cut, read == 1);
 	r->report = ingest_report(r->replay);
+	if (cut && r->report->stream.has_run) {
+		run_ended(r->replay, r->report, status);
+		r->report = ingest_report(r->replay);
+	}
 }
 
 int run_report_write(const struct run_options *o, const struct report *r)

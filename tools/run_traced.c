@@ -47,6 +47,7 @@ struct run_state {
 	/* Why the daemon ended before it was told to ("" while it serves):
 	 * what the report rebuilt from its trace says. */
 	char ended_why[REPORT_CUT_WHY_MAX];
+	struct run_keep keep; /* where the trace is kept after the run */
 };
 
 /* ptshared and libptshare.so, in ptshare's private folder: where the build
@@ -143,11 +144,35 @@ static int make_private_dir(const char *who, char *dir, size_t cap,
 	return 0;
 }
 
+/* cmd as a shell would read it back, cut at cap (for the report's run
+ * details): an argument of anything but the usual characters in single
+ * quotes. */
+static void quote_command(char *const *cmd, char *out, size_t cap)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789@%+=:,./_-";
+	FILE *m = fmemopen(out, cap, "w");
+	if (!m) {
+		*out = '\0';
+		return;
+	}
+	setvbuf(m, NULL, _IONBF, 0);
+	for (char *const *a = cmd; *a; a++) {
+		bool q = !**a || (*a)[strspn(*a, plain)];
+		fprintf(m, "%s%s", a == cmd ? "" : " ", q ? "'" : "");
+		for (const char *c = *a; *c; c++)
+			fputs(q && *c == '\'' ? "'\\''" : (char[]){ *c, 0 }, m);
+		fputs(q ? "'" : "", m);
+	}
+	fclose(m);
+	out[cap - 1] = '\0';
+}
+
 /* The daemon's command line; argv[4] is where the ready fd's number goes. */
 #define READY_ARG 4
 static void daemon_args(char **argv, const char *daemon_path, const char *socket,
 			const char *report, const char *heartbeat_fd,
-			const struct run_options *o)
+			const char *command_line, const struct run_options *o)
 {
 	const char *const pairs[][2] = {
 		{ "--policy", o->v.policies }, { "--json", o->v.json },
@@ -155,6 +180,7 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 		{ "--interval", o->v.interval }, { "--record", o->v.record },
 		{ "--top", o->v.top }, { "--text", o->output },
 		{ "--faults", o->v.faults }, { "--heartbeat-fd", heartbeat_fd },
+		{ "--command-line", command_line },
 	};
 	size_t n = 0;
 	argv[n++] = (char *)daemon_path;
@@ -349,21 +375,23 @@ static int traced(struct run_state *s, const struct run_setup *su,
 {
 	const struct run_options *o = s->o;
 	struct run_options passed = *o;
-	char heartbeat_fd[16];
+	char heartbeat_fd[16], command_line[PTS_RUN_CMD];
+	/* The daemon's trace is plain: the private one, compressed into the
+	 * file kept when the run is over, or a plain --record FILE (run_keep.c);
+	 * read here if the daemon ended early. */
+	passed.v.record = run_keep_daemon_trace(&s->keep, trace);
 	if (want_report) {
 		passed.v.json = NULL;
 		passed.v.html = NULL;
-		passed.v.record = trace;
 		passed.output = "/dev/null";
-	} else if (!o->v.record) {
-		passed.v.record = trace;
 	}
 	if (watch_init(&s->watch, o->name, o->daemon_timeout_s))
 		return 1;
 	snprintf(heartbeat_fd, sizeof(heartbeat_fd), "%d", s->watch.fd);
+	quote_command(o->cmd, command_line, sizeof(command_line));
 	char *dargv[32];
 	daemon_args(dargv, su->daemon, socket, report,
-		    s->watch.fd >= 0 ? heartbeat_fd : NULL, &passed);
+		    s->watch.fd >= 0 ? heartbeat_fd : NULL, command_line, &passed);
 	int status = daemon_start(&s->d, o->name, dargv, READY_ARG, s->watch.fd);
 	if (status)
 		return status;
@@ -390,13 +418,16 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	/* Ended early: the watch's SIGKILL may not have been reaped yet. */
 	if (s->ended_why[0])
 		daemon_reap(&s->d);
+	s->d.program_status = s->status;
 	bool clean = !s->ended_why[0] && !daemon_stop(&s->d, s->sigfd);
 	const char *cut = daemon_left_no_report(s) ? s->ended_why : NULL;
 	/* `ptshare aslr` compares whole runs only. */
 	if (want_report ? clean : cut != NULL)
-		run_report_rebuild(o->name, passed.v.record, o->v.policies, cut, r);
+		run_report_rebuild(o->name, passed.v.record, o->v.policies, cut,
+				   s->status, r);
 	if (!want_report && r->report)
 		run_report_write(o, r->report);
+	run_keep_save(&s->keep, o, trace);
 	return exit_status(s->status);
 }
 
@@ -416,13 +447,19 @@ int run_traced(const struct run_setup *su, const struct run_options *o,
 		fprintf(stderr, "%s: signalfd: %s\n", o->name, strerror(errno));
 		return r->status;
 	}
-	if (!make_private_dir(o->name, dir, sizeof(dir), socket, report, trace,
-			      sizeof(socket))) {
+	/* `ptshare aslr` (want_report) compares its runs, and keeps none. */
+	bool kept = want_report || !run_keep_open(&s.keep, o);
+	if (kept && make_private_dir(o->name, dir, sizeof(dir), socket, report,
+				     trace, sizeof(socket))) {
+		run_keep_abandon(&s.keep);
+	} else if (kept) {
 		/* The user's report socket is the daemon's to make and remove:
 		 * what is at its path when the daemon refuses it is not ours. */
 		if (o->report_socket)
 			snprintf(report, sizeof(report), "%s", o->report_socket);
 		r->status = traced(&s, su, socket, report, trace, want_report, r);
+		if (!r->ran)
+			run_keep_abandon(&s.keep);
 		watch_free(&s.watch);
 		for (const char *const *p = (const char *const[]){
 			     socket, trace, o->report_socket ? NULL : report, NULL };

@@ -51,6 +51,8 @@ enum pts_rec_type {
 	PTS_FAULT = 120,
 	PTS_FAULT_MODE,
 	PTS_ZERO_PAGE,  /* what the kernel maps on a read of private anon memory */
+	/* daemon-made, kept in traces: the run's details (host, settings) */
+	PTS_RUN_INFO = 124,
 	/* `ptshare report` <-> daemon, on the report socket; never in traces */
 	PTS_REPORT_REQ = 128,
 	PTS_REPORT_DONE,
@@ -283,6 +285,30 @@ struct pts_zero_page {
 	struct pts_hdr h;
 	uint32_t zero_page;   /* 1: the zero page; 0: an anonymous page */
 	uint32_t reserved;
+};
+
+/*
+ * The run's details, for the report's "run" (docs/report-json.md): made
+ * when the daemon starts (end_ns 0, status unknown) and again when it
+ * finishes (the end, and the program's wait status `ptshare run` gave it
+ * with its SIGTERM: sigqueue).  A replay takes the last.  Strings end in
+ * a NUL; a setting that could not be read is "" or -1.
+ */
+#define PTS_RUN_STR 72
+#define PTS_RUN_CMD 1024
+struct pts_run_info {
+	struct pts_hdr h;
+	int64_t start_ns;       /* CLOCK_REALTIME */
+	int64_t end_ns;         /* CLOCK_REALTIME; 0: not ended */
+	int32_t wait_status;    /* the program's; -1: unknown */
+	int32_t va_space;       /* kernel.randomize_va_space */
+	int64_t nr_hugepages;   /* vm.nr_hugepages */
+	char host[PTS_RUN_STR];    /* gethostname() */
+	char kernel[PTS_RUN_STR];  /* uname -r */
+	char version[PTS_RUN_STR]; /* ptshared's */
+	char thp[PTS_RUN_STR];     /* transparent_hugepage/enabled: the choice */
+	char shmem_thp[PTS_RUN_STR]; /* .../shmem_enabled: the choice */
+	char command[PTS_RUN_CMD]; /* the program's command line, quoted */
 };
 
 /* How the daemon classified the files of a device, so that a replay

@@ -124,7 +124,8 @@ static void test_graceful_stop(void **state)
 	tmp_make(dir, sizeof(dir));
 	int port = free_port();
 	write_conf(dir, port);
-	const char *argv[] = { PTSHARE_PATH, "run", "--json", tmp_path(dir, "report.json"),
+	const char *argv[] = { PTSHARE_PATH, "run", "--no-record", "--json",
+			       tmp_path(dir, "report.json"),
 			       "-o", tmp_path(dir, "report.txt"), "--", APACHE,
 			       "-f", tmp_path(dir, "apache2.conf"), "-DFOREGROUND",
 			       NULL };

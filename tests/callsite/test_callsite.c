@@ -138,8 +138,8 @@ static void test_demangled(void **state)
 	char dir[64];
 	tmp_make(dir, sizeof(dir));
 	char *json = strdup(tmp_path(dir, "run.json"));
-	const char *run[] = { PTSHARE_PATH, "run", "--json", json, "-o",
-			      "/dev/null", "--", MANGLED_SUBJECT_PATH, NULL };
+	const char *run[] = { PTSHARE_PATH, "run", "--no-record", "--json", json,
+			      "-o", "/dev/null", "--", MANGLED_SUBJECT_PATH, NULL };
 	struct cmd c;
 	int status = cmd_run(&c, run, NULL);
 	if (status)

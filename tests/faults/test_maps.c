@@ -173,9 +173,9 @@ static void assert_maps_unchanged(const char *const argv[])
 	if (cmd_run(&plain, argv, NULL))
 		fail_msg("the plain run failed:\n%s", plain.text[1]);
 	tmp_make(dir, sizeof(dir));
-	const char *run[16] = { PTSHARE_PATH, "run", "-o",
+	const char *run[16] = { PTSHARE_PATH, "run", "--no-record", "-o",
 				tmp_path(dir, "report.txt"), "--" };
-	size_t n = 5;
+	size_t n = 6;
 	for (size_t i = 0; argv[i]; i++)
 		run[n++] = argv[i];
 	int status = cmd_run(&traced, run, NULL);

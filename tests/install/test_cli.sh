@@ -10,6 +10,9 @@
 build=$1
 ptshare=$build/bin/ptshare
 ptshared=$build/lib/ptshare/ptshared
+# ptshare run keeps its trace in the current directory: here, in $tmp,
+# which goes at exit, not in the build tree.
+cd "$tmp"
 
 # Runs the words given; its stdout, stderr and status in $tmp/{out,err},
 # $status.

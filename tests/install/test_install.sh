@@ -44,9 +44,9 @@ $ns true 2>/dev/null || skip "no mount namespace here ($ns)"
 $ns sh -c '
 	mount -t tmpfs none "$1" && mount -t tmpfs none "$2" || exit 99
 	[ -z "$(ls "$1")" ] || exit 98
-	cd /
+	cd "$4"
 	exec "$3/bin/ptshare" run -- /bin/sh -c "echo traced"
-' sh "$build" "$src" "$prefix" >"$tmp/out" 2>"$tmp/err" || status=$?
+' sh "$build" "$src" "$prefix" "$tmp" >"$tmp/out" 2>"$tmp/err" || status=$?
 case ${status:-0} in
 0) ;;
 99) skip "cannot mount over the build tree" ;;
@@ -59,6 +59,14 @@ has "$(cat "$tmp/err")" "records: " || fail "no records line: $(cat "$tmp/err")"
 # The shim was preloaded: it sent the daemon records (not only /proc).
 has "$(cat "$tmp/err")" "records: 0 from the shim" &&
 	fail "the shim sent nothing: $(cat "$tmp/err")"
+# It kept the run's trace, compressed, in its current directory; the
+# installed ptshare replays it (libzstd both ways).
+set -- "$tmp"/ptshare.sh.*.trace.zst
+[ $# -eq 1 ] && [ -f "$1" ] || fail "no trace kept: $(ls "$tmp")"
+"$prefix/bin/ptshare" replay "$1" >"$tmp/replay" 2>&1 ||
+	fail "replay of the kept trace: $(cat "$tmp/replay")"
+has "$(cat "$tmp/replay")" "ptshare replay: 1 processes modelled" ||
+	fail "replay of the kept trace: $(cat "$tmp/replay")"
 
 # A ptshare whose private folder is missing says where it looked.
 mkdir "$tmp/lonely"

@@ -159,7 +159,7 @@ static void list_processes(struct pg_test *t)
 /* The workload, under ptshare run; the report written once it returns. */
 static void run_workload(struct pg_test *t, pid_t *postmaster)
 {
-	const char *const wrap[] = { t->ptshare, "run", "--faults", "table",
+	const char *const wrap[] = { t->ptshare, "run", "--no-record", "--faults", "table",
 				     "--json", t->json, "-o", t->text, "--",
 				     NULL };
 	assert_int_equal(pg_cluster_start(&t->c, wrap), 0);

@@ -24,10 +24,10 @@
 /* ptshare run -- run_subject args..., started. */
 static void start(struct cmd *c, const char *const args[])
 {
-	const char *argv[16] = { PTSHARE_PATH, "run", "--interval", "0", "--" ,
-				 RUN_SUBJECT_PATH };
+	const char *argv[16] = { PTSHARE_PATH, "run", "--no-record", "--interval",
+				 "0", "--", RUN_SUBJECT_PATH };
 	for (size_t i = 0; args[i]; i++)
-		argv[6 + i] = args[i];
+		argv[7 + i] = args[i];
 	cmd_start(c, argv, NULL);
 }
 
@@ -94,7 +94,8 @@ static void test_stdout(void **state)
 	/* -o: the report goes to the file, stderr stays the program's. */
 	char dir[64];
 	tmp_make(dir, sizeof(dir));
-	const char *argv[] = { PTSHARE_PATH, "run", "-o", tmp_path(dir, "report"),
+	const char *argv[] = { PTSHARE_PATH, "run", "--no-record", "-o",
+			       tmp_path(dir, "report"),
 			       "--", RUN_SUBJECT_PATH, "exit", "4", NULL };
 	cmd_start(&c, argv, NULL);
 	assert_int_equal(finish(&c), 4);
@@ -154,8 +155,9 @@ static void test_daemonised(void **state)
 	char dir[64];
 	struct cmd c;
 	tmp_make(dir, sizeof(dir));
-	const char *argv[] = { PTSHARE_PATH, "run", "--json", tmp_path(dir, "report.json"),
-			       "--", RUN_SUBJECT_PATH, "daemonise", NULL };
+	const char *argv[] = { PTSHARE_PATH, "run", "--no-record", "--json",
+			       tmp_path(dir, "report.json"), "--", RUN_SUBJECT_PATH,
+			       "daemonise", NULL };
 	cmd_start(&c, argv, NULL);
 	pid_t server = pid_line(&c, "@server"), program = pid_line(&c, "@parent");
 	const struct handed_over h = { program, server, c.pid };

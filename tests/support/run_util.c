@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -572,13 +573,30 @@ int run_tmpdir_setup(void **state)
 	return 0;
 }
 
+/* The traces `ptshare run` kept by default in our current directory (the
+ * build tree), which a test must not leave: removed, and counted. */
+static size_t traces_left_here(void)
+{
+	glob_t g;
+	size_t n = 0;
+	if (glob("ptshare.*.trace.zst", 0, NULL, &g))
+		return 0;
+	for (; n < g.gl_pathc; n++)
+		unlink(g.gl_pathv[n]);
+	globfree(&g);
+	return n;
+}
+
 int run_tmpdir_teardown(void **state)
 {
 	(void)state;
 	cmd_kill_leftovers();
-	size_t left = dir_entries(run_tmpdir);
+	size_t left = dir_entries(run_tmpdir), traces = traces_left_here();
 	cleanup_leftovers();
 	if (left)
 		print_error("%zu entries left behind in TMPDIR\n", left);
-	return left ? -1 : 0;
+	if (traces)
+		print_error("%zu traces left in the current directory (pass "
+			    "--no-record, or run where it is removed)\n", traces);
+	return left || traces ? -1 : 0;
 }

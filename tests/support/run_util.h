@@ -71,7 +71,8 @@ size_t dir_entries(const char *dir);
 /*
  * cmocka setup and teardown of a test that runs `ptshare run`: a fresh
  * TMPDIR (run_tmpdir), where it makes its directory; afterwards nothing may
- * be left there, and nothing is left anywhere, even after a failure.
+ * be left there, nor a trace kept by default in the current directory (the
+ * build tree), and nothing is left anywhere, even after a failure.
  */
 extern char run_tmpdir[64];
 int run_tmpdir_setup(void **state);

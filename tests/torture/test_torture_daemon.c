@@ -271,8 +271,8 @@ static void test_daemon_stopped(void **state)
 	tmp_make(dir, sizeof(dir));
 	/* --faults table: the daemon registers the shared memory, and a
 	 * stopped daemon holds its faults (the default, off, holds none). */
-	const char *argv[] = { PTSHARE_PATH, "run", "--faults", "table",
-			       "--json", tmp_path(dir, "report.json"),
+	const char *argv[] = { PTSHARE_PATH, "run", "--no-record", "--faults",
+			       "table", "--json", tmp_path(dir, "report.json"),
 			       "-o", tmp_path(dir, "report.txt"), "--",
 			       TORTURE_SUBJECT_PATH, "stalled", NULL };
 	struct cmd plain, traced;
