@@ -147,12 +147,16 @@ int cmd_aslr(int argc, char **argv)
 	int r = run_options_parse(&o, "ptshare aslr", usage, 0, argc, argv);
 	if (r >= 0)
 		return r;
-	/* Options of ptshare run for one run's report, not for two. */
+	/* Options of ptshare run for one run's report, not for two; and
+	 * for its trace, which aslr does not keep. */
 	if (o.v.record || o.v.html) {
 		return cli_usage(o.name, "%s is for ptshare run: it holds one run "
 				 "(--json holds both)",
 				 o.v.record ? "--record" : "--html");
 	}
+	if (o.no_record)
+		return cli_usage(o.name, "--no-record is for ptshare run: aslr "
+				 "keeps no trace");
 	if ((r = run_setup(&setup, &o)) >= 0)
 		return r;
 	struct outputs out;

@@ -379,6 +379,8 @@ static void test_usage(void **state)
 	       2, "--record is for ptshare run");
 	expect((const char *[]){ "aslr", "--html", "h", "--", "/bin/true", NULL },
 	       2, "--html is for ptshare run");
+	expect((const char *[]){ "aslr", "--no-record", "--", "/bin/true", NULL },
+	       2, "--no-record is for ptshare run: aslr keeps no trace");
 	/* CMD's stdout is not the report's. */
 	expect((const char *[]){ "aslr", "--json", "-", "--", "/bin/echo",
 				 "ran", NULL }, 2,
