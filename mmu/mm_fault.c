@@ -13,6 +13,23 @@ static unsigned popcount_map(const struct pt_table *t, const uint64_t *mask)
 	return n;
 }
 
+/* cow-pte: whether t, a PTE table, is shared by a fork not yet broken. */
+static bool cow_shared(const struct mm_world *w, const struct pt_table *t)
+{
+	return w->policy.cow_pte && t->share > 1;
+}
+
+/* cow-pte: the PTE table at addr, *t, made mm's own copy (break_cow_pte());
+ * 0 or -ENOMEM.  *shared as mm_pt_lookup() says it of the copy. */
+static int cow_own(struct mm_world *w, struct mm_space *mm, uint64_t addr,
+		   struct pt_table **t, bool *shared)
+{
+	if (mm_cow_break_at(w, mm, addr))
+		return -ENOMEM;
+	*t = mm_pt_lookup(mm->pgd, addr, PT_PTE, shared);
+	return 0;
+}
+
 /*
  * Makes addr present in tm (mm, or the mshare host at the host's address)
  * at level leaf; sv: the VMA whose sharers the walk may link (NULL in the
@@ -29,12 +46,9 @@ static int populate_at(struct mm_world *w, struct mm_space *tm,
 		return r < 0 ? r : 0;
 	unsigned i = pt_index(addr, leaf);
 	/* cow-pte: a write, or a page to add, breaks a shared table. */
-	if (leaf == PT_PTE && t->share > 1 && w->policy.cow_pte &&
-	    (write || !pt_test(t, i))) {
-		if (mm_cow_break_at(w, tm, addr))
-			return -ENOMEM;
-		t = mm_pt_lookup(tm->pgd, addr, PT_PTE, NULL);
-	}
+	if (leaf == PT_PTE && cow_shared(w, t) && (write || !pt_test(t, i)) &&
+	    cow_own(w, tm, addr, &t, NULL))
+		return -ENOMEM;
 	if (leaf == PT_PTE) {
 		if (pt_test(t, i))
 			return 0;
@@ -104,6 +118,15 @@ int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 	return r;
 }
 
+/* Whether pages [lo, hi) of PTE table t are not all present. */
+static bool adds_pages(const struct pt_table *t, unsigned lo, unsigned hi)
+{
+	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+		if (pt_mask_word(lo, hi, k) & ~t->e[k])
+			return true;
+	return false;
+}
+
 /*
  * The pages of [start, end) in tm made present as faults one by one would
  * make them; *faults counts those that were not (a hugetlb page counts
@@ -138,14 +161,9 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 			continue;
 		uint64_t sb = align_down(a, unit);
 		unsigned lo = (a - sb) >> MM_PAGE_SHIFT, hi = (next - sb) >> MM_PAGE_SHIFT;
-		bool adds = false;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
-			adds |= (pt_mask_word(lo, hi, k) & ~t->e[k]) != 0;
-		if (t->share > 1 && w->policy.cow_pte && (write || adds)) {
-			if (mm_cow_break_at(w, tm, a))
-				return -ENOMEM;
-			t = mm_pt_lookup(tm->pgd, a, PT_PTE, NULL);
-		}
+		if (cow_shared(w, t) && (write || adds_pages(t, lo, hi)) &&
+		    cow_own(w, tm, a, &t, NULL))
+			return -ENOMEM;
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
 			uint64_t bits = pt_mask_word(lo, hi, k) & ~t->e[k];
 			*faults += __builtin_popcountll(bits);
@@ -288,11 +306,8 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 		int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
 		if (r)
 			return r < 0 ? r : 0;
-		if (w->policy.cow_pte && t->share > 1) {
-			if (mm_cow_break_at(w, mm, sb))
-				return -ENOMEM;
-			t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
-		}
+		if (cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
+			return -ENOMEM;
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
 			*newly += __builtin_popcountll(obs[k] & ~t->e[k]);
 			t->e[k] |= obs[k];
@@ -301,13 +316,10 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	/* cow-pte: a page gone from a shared table is this process's change:
 	 * the table breaks first. */
 	bool gone = false;
-	for (unsigned k = 0; t && k < PT_ENTRIES / 64; k++)
+	for (unsigned k = 0; t && cow_shared(w, t) && k < PT_ENTRIES / 64; k++)
 		gone |= (t->e[k] & mask[k] & ~obs[k]) != 0;
-	if (gone && w->policy.cow_pte && t->share > 1) {
-		if (mm_cow_break_at(w, mm, sb))
-			return -ENOMEM;
-		t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
-	}
+	if (gone && cow_own(w, mm, sb, &t, &shared))
+		return -ENOMEM;
 	if (t && !shared)
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 			t->e[k] &= ~(mask[k] & ~obs[k]);
@@ -320,6 +332,26 @@ static size_t run_after(const struct mm_run *runs, size_t n, uint64_t addr)
 	return bsearch_first(runs, n, r, r->end <= addr);
 }
 
+/* A unit of v mapped by one leaf at level leaf from base: present when
+ * any of its pages was seen (one fault, pages counted in *newly); seen
+ * empty as a whole (whole), gone.  A sharer's leaf is left to it. */
+static int observe_leaf(struct mm_world *w, struct mm_space *mm,
+			struct mm_vma *v, uint64_t base, unsigned leaf, bool any,
+			bool whole, uint64_t pages, uint64_t *newly)
+{
+	if (any) {
+		int r = populate(w, mm, v, base, false);
+		*newly += r > 0 ? pages : 0;
+		return r < 0 ? r : 0;
+	}
+	bool shared;
+	struct pt_table *t = mm_pt_lookup(mm->pgd, base, leaf, &shared);
+	unsigned i = pt_index(base, leaf);
+	if (whole && t && !shared && pt_entry_is_leaf(t->e[i]))
+		mm_pt_clear_entry(w, t, i);
+	return 0;
+}
+
 /*
  * [cb, ce) of v, inside one unit: a huge page of a hugetlb VMA, present as a
  * whole or not; or a 2 MiB span of small pages, which may be one THP.
@@ -330,38 +362,16 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 {
 	size_t ri = run_after(runs, n, cb);
 	bool any = ri < n && runs[ri].start < ce;
-	if (v->huge_shift) {
-		unsigned leaf = mm_vma_leaf_level(v);
-		if (any) {
-			int r = populate(w, mm, v, cb, false);
-			*newly += r > 0 ? (ce - cb) >> MM_PAGE_SHIFT : 0;
-			return r < 0 ? r : 0;
-		}
-		bool shared;
-		struct pt_table *t = mm_pt_lookup(mm->pgd, cb, leaf, &shared);
-		unsigned i = pt_index(cb, leaf);
-		if (t && !shared && pt_entry_is_leaf(t->e[i]))
-			mm_pt_clear_entry(w, t, i);
-		return 0;
-	}
+	if (v->huge_shift)
+		return observe_leaf(w, mm, v, cb, mm_vma_leaf_level(v), any, true,
+				    (ce - cb) >> MM_PAGE_SHIFT, newly);
 	uint64_t sb = align_down(cb, MM_SPAN(PT_PTE));
-	if (mm_span_huge(v, cb)) {
-		/* As if hugetlb or shmem THP: a page seen anywhere in the span
-		 * was one fault mapping all of it; a whole span seen empty
-		 * was zapped. */
-		if (any) {
-			int r = populate(w, mm, v, cb, false);
-			*newly += r > 0;
-			return r < 0 ? r : 0;
-		}
-		bool shared;
-		struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD, &shared);
-		unsigned i = pt_index(sb, PT_PMD);
-		if (cb == sb && ce == sb + MM_SPAN(PT_PTE) && pmd && !shared &&
-		    pt_entry_is_leaf(pmd->e[i]))
-			mm_pt_clear_entry(w, pmd, i);
-		return 0;
-	}
+	/* As if hugetlb or shmem THP: a page seen anywhere in the span was
+	 * one fault mapping all of it; a whole span seen empty was zapped. */
+	if (mm_span_huge(v, cb))
+		return observe_leaf(w, mm, v, sb, PT_PMD, any,
+				    cb == sb && ce == sb + MM_SPAN(PT_PTE), 1,
+				    newly);
 	bool thp = any && runs[ri].huge && runs[ri].start <= sb &&
 		   runs[ri].end >= sb + MM_SPAN(PT_PTE) && v->start <= sb &&
 		   sb + MM_SPAN(PT_PTE) <= v->end;
