@@ -202,12 +202,37 @@ struct pt_table *mm_find_sharer(struct mm_world *w, struct mm_vma *v,
 int mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	       uint64_t end);
 
-/* mm_huge.c: shared shmem as if mapped by 2 MiB pages (huge_shmem) */
-bool mm_vma_as_huge(const struct mm_vma *v);
+/*
+ * hugetlb-2m and thp-shmem: MAP_SHARED shmem and SysV mappings mapped by
+ * 2 MiB PMD leaves over every whole aligned 2 MiB span they cover, as
+ * hugetlb with 2 MiB pages (huge_pages=on) or shmem THP (shmem_enabled=
+ * always) would map them (docs/model.md, "Huge pages").  Inline: every
+ * fault of every world asks, and the policy answers no first.
+ */
+static inline bool mm_vma_as_huge(const struct mm_policy *p,
+				  const struct mm_vma *v)
+{
+	return p->huge_shmem && v->obj && !v->huge_shift &&
+	       (v->flags & MM_VMA_SHARED) &&
+	       (v->obj->id.kind == MM_OBJ_SHMEM ||
+		v->obj->id.kind == MM_OBJ_SYSV);
+}
+
 /* The whole aligned 2 MiB span of addr is in v and mapped by a PMD leaf. */
-bool mm_span_huge(const struct mm_vma *v, uint64_t addr);
+static inline bool mm_span_huge(const struct mm_policy *p,
+				const struct mm_vma *v, uint64_t addr)
+{
+	uint64_t sb = align_down(addr, MM_SPAN(PT_PTE));
+	return mm_vma_as_huge(p, v) && v->start <= sb &&
+	       sb + MM_SPAN(PT_PTE) <= v->end;
+}
+
 /* The level of the table whose entry maps addr in v. */
-unsigned mm_leaf_level_at(const struct mm_vma *v, uint64_t addr);
+static inline unsigned mm_leaf_level_at(const struct mm_policy *p,
+					const struct mm_vma *v, uint64_t addr)
+{
+	return mm_span_huge(p, v, addr) ? PT_PMD : mm_vma_leaf_level(v);
+}
 
 /* mm_mshare.c: regions whose tables exist once, in the host */
 bool mm_mshare_wants(const struct mm_policy *p, const struct mm_mapping *m);

@@ -19,7 +19,7 @@ static enum mm_reason scope_reason(const struct mm_policy *p,
 		return v->huge_shift && !priv ? MM_REASON_SHAREABLE
 					      : MM_REASON_NOT_HUGETLB_SHARED;
 	case MM_SCOPE_SHMEM_HUGE_SHARED:
-		return (v->huge_shift || mm_vma_as_huge(v)) && !priv
+		return (v->huge_shift || mm_vma_as_huge(p, v)) && !priv
 			       ? MM_REASON_SHAREABLE
 			       : MM_REASON_NOT_SHARED_SHMEM;
 	case MM_SCOPE_MSHARE:
@@ -54,7 +54,7 @@ enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v)
 	}
 	/* Not shared, but mapped by PMD leaves where it covers a span. */
 	uint64_t sb = align_down(v->start + MM_SPAN(PT_PTE) - 1, MM_SPAN(PT_PTE));
-	if (r != MM_REASON_SHAREABLE && mm_vma_as_huge(v) &&
+	if (r != MM_REASON_SHAREABLE && mm_vma_as_huge(p, v) &&
 	    covers(v, sb, PT_PTE))
 		return MM_REASON_HUGE_PAGES;
 	return r;
