@@ -608,6 +608,7 @@ static int range_of_vma(const struct mm_vma_info *v, void *arg)
 	bool hugetlb = v->obj.kind == MM_OBJ_HUGETLB;
 	struct ingest_range r = {
 		.start = v->start, .end = v->end,
+		.dev = v->obj.dev, .ino = v->obj.ino,
 		.huge_shift = hugetlb ? v->huge_shift : 0,
 		.shared_memory = (v->flags & MM_VMA_SHARED) &&
 				 (v->obj.kind == MM_OBJ_SHMEM || hugetlb),

@@ -10,6 +10,16 @@
 
 #include "json_read.h"
 
+bool fuzz_take(struct fuzz_input *in, void *out, size_t n)
+{
+	if (in->n < n)
+		return false;
+	memcpy(out, in->p, n);
+	in->p += n;
+	in->n -= n;
+	return true;
+}
+
 void fuzz_fail(const char *fmt, ...)
 {
 	va_list ap;
