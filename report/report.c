@@ -540,5 +540,6 @@ void report_free(struct report *r)
 	free(r->regions);
 	free(r->skips);
 	free(r->finals);
+	report_series_free(&r->series);
 	*r = (struct report){ 0 };
 }

@@ -134,6 +134,37 @@ struct report_site {
 	struct report_frame f[PTS_MAX_FRAMES];
 };
 
+/*
+ * The run over time (report_series.c): one point per reading of every
+ * process (a round of checkpoints; a snapshot's interval).  At most
+ * REPORT_SERIES_MAX points: past them, neighbours are merged two by two,
+ * each pair into the one of the two with more of today's tables (a real
+ * reading, the peaks kept), and each point then stands for twice as many
+ * readings (per_point).
+ */
+#define REPORT_SERIES_MAX 240
+struct report_point {
+	uint64_t t_ns;        /* since the run's first record, the snapshot's start */
+	uint32_t processes;   /* modelled */
+	uint64_t vmpte_kb;    /* the sum of their VmPTE, as last read */
+	uint64_t tables[MM_WORLDS_MAX]; /* distinct table pages, per policy */
+};
+struct report_series {
+	struct report_point *p;   /* REPORT_SERIES_MAX, once one is added */
+	size_t n;
+	uint64_t readings;        /* points added in all */
+	uint32_t per_point;       /* readings a point stands for, at most */
+	uint32_t in_last;         /* readings the last point stands for */
+};
+/* The worlds' tables now into pt (its other members the caller's). */
+void report_point_tables(struct report_point *pt, const struct mm_worlds *ws);
+/* pt added, after every point added before it: 0, or -ENOMEM (the
+ * point is not kept). */
+int report_series_add(struct report_series *s, const struct report_point *pt);
+/* The point with the most of today's tables (the first of equals). */
+size_t report_series_peak(const struct report_series *s);
+void report_series_free(struct report_series *s);
+
 struct report_input {
 	const char *command;
 	struct mm_worlds *ws;
@@ -234,6 +265,7 @@ struct report {
 	size_t finals_exact;     /* of them, model == VmPTE at that checkpoint */
 	bool has_stream;
 	struct report_stream stream;
+	struct report_series series; /* report_set_series */
 };
 
 int report_build(struct report *r, const struct report_input *in);
@@ -273,6 +305,12 @@ void report_mshare_cover(const struct report *r, size_t k,
 /* Replaces the processes' last checkpoints and the stream figures. */
 int report_set_finals(struct report *r, const struct report_final *finals,
 		      size_t n, const struct report_stream *stream);
+/* Replaces the report's series with a copy of s: 0, or -ENOMEM. */
+int report_set_series(struct report *r, const struct report_series *s);
+/* The series as the JSON's "series" and as the text's lines. */
+struct json;
+void report_series_json(struct json *j, const struct report *r);
+void report_series_text(FILE *f, const struct report *r);
 void report_free(struct report *r);
 struct symbols;
 /* Names the functions, files and lines of the call sites, from the object
