@@ -231,6 +231,16 @@ struct report_row {
 	size_t nregions;
 };
 
+/* The PTE tables the mappings one call stack made hold, in the processes
+ * of one command, per policy: each table once, to the first mapping that
+ * meets it (mm_world_pte_owners; report_flame.c). */
+struct report_flame {
+	const char *command;     /* owned by the report, as every string here */
+	const char *object;      /* the mappings' object, or "[anonymous]" */
+	struct report_site site; /* n == 0: no call seen making them */
+	uint64_t tables[MM_WORLDS_MAX];
+};
+
 /* A policy as the report shows it, findings included. */
 struct report_policy {
 	struct mm_policy p;
@@ -266,9 +276,26 @@ struct report {
 	bool has_stream;
 	struct report_stream stream;
 	struct report_series series; /* report_set_series */
+	struct report_flame *flames;
+	size_t nflames;
 };
 
 int report_build(struct report *r, const struct report_input *in);
+/* A string kept as long as the report (its strings): NULL for NULL, and
+ * on failure, *err then -ENOMEM. */
+const char *report_keep(struct report *r, const char *s, int *err);
+/* report_build's flames (report_flame.c): 0, or -ENOMEM. */
+int report_flames_build(struct report *r, const struct report_input *in);
+/*
+ * Collapsed stacks, the format flamegraph.pl and speedscope read: a line
+ * per stack, "command;outermost frame;...;innermost frame;object N".
+ * Policy 0 (linux): N is today's PTE tables; policy k > 0: the tables k
+ * saves against today (stacks where it saves none are left out).
+ */
+void report_flamegraph(FILE *f, const struct report *r, size_t k);
+/* The file of policy k's flame graph: path for 0, path.LABEL for k. */
+const char *report_flamegraph_path(const struct report *r, size_t k,
+				   const char *path, char *buf, size_t len);
 
 /* The run's details (report_run.c; stream.run): the JSON's "run" (null
  * without them), and the text's lines, none without them. */
