@@ -96,19 +96,13 @@ static void test_run_and_replay(void **state)
 			      trace, "-o", "/dev/null", "--", PREFORK_POOL_PATH,
 			      "--hold", "1", "--pool-mib", "64", "--workers", "3",
 			      NULL };
-	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
-	cmd_free(&c);
+	cmd_run_ok(run);
 	struct jr_value *doc = report_read(json);
 	check_files(file, doc);
 	const char *replay[] = { PTSHARE_PATH, "replay", trace, "--policy",
 				 POLICIES, "--flamegraph", again, "-o", "/dev/null",
 				 NULL };
-	assert_int_equal(cmd_run(&c, replay, NULL), 0);
-	cmd_free(&c);
+	cmd_run_ok(replay);
 	char *a = file_read(file, NULL), *b = file_read(again, NULL);
 	assert_string_equal(a, b);
 	free(a), free(b);

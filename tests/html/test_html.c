@@ -206,12 +206,7 @@ static void test_run_and_replay(void **state)
 			      "--html", html, "--record", trace, "--",
 			      PREFORK_POOL_PATH, "--hold", "1", "--pool-mib", "64",
 			      "--workers", "3", NULL };
-	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
-	cmd_free(&c);
+	cmd_run_ok(run);
 	assert_private(html);
 
 	char *page = file_read(html, NULL), *report = file_read(json, NULL);

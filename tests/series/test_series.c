@@ -77,10 +77,7 @@ static void test_run_series(void **state)
 			       "--json", json, "-o", text, "--record", trace,
 			       "--", PREFORK_POOL_PATH, "--workers", "4",
 			       "--hold", "3", NULL };
-	struct cmd c;
-	assert_int_equal(cmd_run(&c, argv, NULL), 0);
-	assert_no_sanitizer_report(&c);
-	cmd_free(&c);
+	cmd_run_ok(argv);
 	struct jr_value *doc = report_read(json);
 	const struct jr_value *series = jr_get(doc, "series");
 	const struct jr_value *pts = jr_get(series, "points");
@@ -123,10 +120,7 @@ static void test_snapshot_series(void **state)
 	const char *argv[] = { PTSHARE_PATH, "snapshot", "--pid", pid,
 			       "--interval", "1", "--count", "3", "--json", json,
 			       NULL };
-	struct cmd c;
-	assert_int_equal(cmd_run(&c, argv, NULL), 0);
-	assert_no_sanitizer_report(&c);
-	cmd_free(&c);
+	cmd_run_ok(argv);
 	kill(subject.pid, SIGTERM);
 	cmd_finish(&subject);
 	cmd_free(&subject);
