@@ -164,9 +164,10 @@ void ingest_capture_peak(struct ingest *g, bool always)
 		*skipped = 0;
 }
 
-/* The series' point of the moment (a live report takes none: its round
- * of readings may be only half over, and a replay would not take it): the processes in the worlds, their
- * VmPTE as last read, every world's tables. */
+/* The series' point of the moment: the processes in the worlds, their
+ * VmPTE as last read, every world's tables.  A live report takes none:
+ * its round of readings may be only half over, and a replay would not
+ * take it there. */
 static void series_point(struct ingest *g)
 {
 	struct report_point pt = {
