@@ -138,6 +138,11 @@ struct ingest {
 	bool peak_due;           /* a reading ended: take the peak after it */
 	uint64_t since_peak;     /* records applied since it was taken */
 	bool peak_symbolized;    /* its call sites named, once per peak */
+	struct report_series series; /* a point after each round of readings */
+	bool series_due;         /* a reading ended: a point after its round */
+	bool started;            /* a record came: first_ns is its time */
+	uint64_t first_ns;
+	uint64_t reading_ns;     /* when the last reading ended */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	uint64_t full_read_cost_ns; /* how long it took */
 	bool full_read_open;     /* its readings are still being handed out */
@@ -211,8 +216,12 @@ void ingest_trace_write(struct ingest *g, int32_t pid, uint32_t conn,
 void ingest_out_of_memory(struct ingest *g);
 
 /* ingest_report.c */
-/* The peak taken now if the moment is higher, once enough records came
- * since the last (always: whatever came). */
+/* A round of readings is over (a record of another kind came, or the
+ * run's end): a point of the series if one is due, and the peak if the
+ * moment is higher, once enough records came since the last (always:
+ * whatever came). */
+void ingest_readings_over(struct ingest *g, bool always);
+/* The peak alone (a live report, between two records of a round). */
 void ingest_capture_peak(struct ingest *g, bool always);
 /* The name the checkpoints gave an object, or NULL; a name given. */
 const char *ingest_object_name(const struct ingest *g,

@@ -164,6 +164,37 @@ void ingest_capture_peak(struct ingest *g, bool always)
 		*skipped = 0;
 }
 
+/* The series' point of the moment: the processes in the worlds, their
+ * VmPTE as last read, every world's tables.  A live report takes none:
+ * its round of readings may be only half over, and a replay would not
+ * take it there. */
+static void series_point(struct ingest *g)
+{
+	struct report_point pt = {
+		.t_ns = g->reading_ns > g->first_ns ? g->reading_ns - g->first_ns : 0,
+	};
+	for (size_t i = 0; i < g->nsess; i++) {
+		const struct session *s = g->sess[i];
+		if (!s->in_model)
+			continue;
+		pt.processes++;
+		if (s->last.proc.vmpte_kb > 0)
+			pt.vmpte_kb += (uint64_t)s->last.proc.vmpte_kb;
+	}
+	report_point_tables(&pt, g->ws);
+	if (report_series_add(&g->series, &pt))
+		ingest_out_of_memory(g);
+}
+
+void ingest_readings_over(struct ingest *g, bool always)
+{
+	if (g->series_due)
+		series_point(g);
+	if (g->peak_due || always)
+		ingest_capture_peak(g, always);
+	g->peak_due = g->series_due = false;
+}
+
 /* The peak as it stands, with every process at its last checkpoint: the
  * finals are replaced, and the call sites named once per peak (from the
  * files as they are when it is first reported), so that reporting again
@@ -187,6 +218,8 @@ static const struct report *report_of_peak(struct ingest *g)
 		report_set_finals(&g->peak, all, n, &st);
 		free(all);
 	}
+	if (report_set_series(&g->peak, &g->series))
+		ingest_out_of_memory(g);
 	if (!g->peak_symbolized &&
 	    (g->symbols || (g->symbols = report_symbols_new()))) {
 		report_symbolize(&g->peak, g->symbols);
@@ -197,8 +230,7 @@ static const struct report *report_of_peak(struct ingest *g)
 
 const struct report *ingest_report(struct ingest *g)
 {
-	g->peak_due = false;
-	ingest_capture_peak(g, true);
+	ingest_readings_over(g, true);
 	return report_of_peak(g);
 }
 

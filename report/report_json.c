@@ -396,6 +396,7 @@ void report_json_value(struct json *j, const struct report *r)
 	help(j, r);
 	policies(j, r);
 	totals(j, r);
+	report_series_json(j, r);
 	json_key(j, "processes");
 	json_array(j);
 	for (size_t i = 0; i < r->nrows; i++)

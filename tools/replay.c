@@ -14,7 +14,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                      [--openmetrics FILE] [--top N] [-o FILE] [--verbose]\n"
+	      "                      [--openmetrics FILE] [--flamegraph FILE] [--top N]\n"
+	      "                      [-o FILE] [--verbose]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run` from the trace it kept\n"
 	      "(ptshare.CMD.PID.trace.zst, or --record FILE) offline: every\n"
@@ -30,6 +31,11 @@ static void usage(FILE *f)
 	      "  --openmetrics FILE\n"
 	      "                  also write the totals as OpenMetrics, for\n"
 	      "                  Prometheus (FILE replaced whole, 0644)\n"
+	      "  --flamegraph FILE\n"
+	      "                  also write collapsed stacks (flamegraph.pl,\n"
+	      "                  speedscope): FILE, the call stacks by today's PTE\n"
+	      "                  tables; FILE.POLICY, by the tables each policy\n"
+	      "                  saves (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
 	      "                  pid), not stdout\n"
@@ -50,7 +56,8 @@ int cmd_replay(int argc, char **argv)
 {
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare replay", usage, CLI_POLICY | CLI_JSON |
-			CLI_HTML | CLI_OPENMETRICS | CLI_TOP | CLI_VERBOSE, NULL,
+			CLI_HTML | CLI_OPENMETRICS | CLI_FLAMEGRAPH | CLI_TOP |
+			CLI_VERBOSE, NULL,
 			"o:");
 	const char *text = NULL;
 	while (cli_next(&p, argc, argv) != -1)

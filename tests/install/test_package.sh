@@ -21,7 +21,7 @@ version=$("$build/bin/ptshare" --version)
 deb=$build/ptshare_${version#ptshare }_$(dpkg --print-architecture).deb
 [ -f "$deb" ] || fail "no $deb: $(ls "$build")"
 
-# Its files, but the docs/ pages, exactly.
+# Its files, but the docs/ pages, exactly (docs/html.md's screenshot too).
 dpkg-deb -c "$deb" >"$tmp/contents" || fail "dpkg-deb -c"
 awk '$1 !~ /^d/ { print $1, $6 }' "$tmp/contents" |
 	grep -v '^-rw-r--r-- ./usr/share/doc/ptshare/docs/[a-z-]*\.md$' |
@@ -31,6 +31,7 @@ sort >"$tmp/want" <<'LIST'
 -rw-r--r-- ./usr/lib/systemd/system/ptshared.service
 -rw-r--r-- ./usr/share/bash-completion/completions/ptshare
 -rw-r--r-- ./usr/share/doc/ptshare/README.md
+-rw-r--r-- ./usr/share/doc/ptshare/docs/html-report.png
 -rw-r--r-- ./usr/share/man/man1/ptshare-aslr.1.gz
 -rw-r--r-- ./usr/share/man/man1/ptshare-replay.1.gz
 -rw-r--r-- ./usr/share/man/man1/ptshare-report.1.gz

@@ -224,6 +224,16 @@ void assert_no_sanitizer_report(const struct cmd *c)
 		fail_msg("sanitizer report:\n%s", c->text[1]);
 }
 
+void cmd_run_ok(const char *const argv[])
+{
+	struct cmd c;
+	int status = cmd_run(&c, argv, NULL);
+	if (status)
+		fail_msg("%s %s: status %d:\n%s", argv[0], argv[1], status, c.text[1]);
+	assert_no_sanitizer_report(&c);
+	cmd_free(&c);
+}
+
 /* Directories made and not removed: a failed test leaves them. */
 #define MADE_MAX 16
 static char made[MADE_MAX][64];

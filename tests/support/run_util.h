@@ -58,6 +58,9 @@ int cmd_run(struct cmd *c, const char *const argv[], const struct cmd_opts *o);
 /* Fails the test with the command's output when stderr shows a sanitizer
  * report. */
 void assert_no_sanitizer_report(const struct cmd *c);
+/* argv run to its end: it must exit 0 without a sanitizer report, or the
+ * test fails with its stderr. */
+void cmd_run_ok(const char *const argv[]);
 
 /* A fresh private directory under /tmp; tmp_path() names a file in it
  * (in one of 8 buffers used in turn). */
