@@ -88,5 +88,7 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 	     !memchr(((const struct pts_exec *)r)->path, 0, 256)) ||
 	    (h->type == PTS_RUN_INFO && !run_info_terminated(r)))
 		return "an unterminated string";
+	if (h->type == PTS_CK_END && ((const struct pts_ck_end *)r)->vmpte_kb < -1)
+		return "a VmPTE below -1 (unknown)";
 	return NULL;
 }
