@@ -3,11 +3,12 @@
  * Symbolising places in files (object path, file offset of a return
  * address): the function, source file and line from the DWARF line table
  * where the file (or its separate debug file, found by build id under
- * /usr/lib/debug) has debug info; else the function from the ELF symbol
- * table; C++ and Rust names demangled (libiberty).  elfutils' libdw reads
- * the DWARF.  The files are read as they are
- * on disk when asked: a binary rebuilt since the run gives the new binary's
- * answer.  Each object file is opened once per cache.
+ * /usr/lib/debug, or from the debuginfod servers DEBUGINFOD_URLS names)
+ * has debug info; else the function from the ELF symbol table; C++ and
+ * Rust names demangled (libiberty).  elfutils' libdwfl finds the DWARF,
+ * libdw reads it.  The files are read as they are on disk when asked: a
+ * binary rebuilt since the run gives the new binary's answer.  Each object
+ * file is opened once per cache.
  */
 #ifndef PTSHARE_SYMBOLS_H
 #define PTSHARE_SYMBOLS_H
