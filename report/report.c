@@ -540,5 +540,8 @@ void report_free(struct report *r)
 	free(r->regions);
 	free(r->skips);
 	free(r->finals);
+	for (size_t i = 0; i < r->nbuild_ids; i++)
+		free(r->build_ids[i].object);
+	free(r->build_ids);
 	*r = (struct report){ 0 };
 }

@@ -4,6 +4,7 @@
  * opened on first use. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <libiberty/demangle.h>
@@ -106,6 +107,26 @@ static Elf *open_elf(const char *path, int *fd)
 	close(*fd);
 	*fd = -1;
 	return NULL;
+}
+
+size_t report_build_id(const char *path, uint64_t dev, uint64_t ino,
+		       uint8_t *id, size_t cap)
+{
+	int fd;
+	struct stat st;
+	const void *bits;
+	elf_version(EV_CURRENT);
+	Elf *e = open_elf(path, &fd);
+	if (!e)
+		return 0;
+	ssize_t n = fstat(fd, &st) || ((dev || ino) && (st.st_dev != dev ||
+							st.st_ino != ino))
+		    ? 0 : dwelf_elf_gnu_build_id(e, &bits);
+	if (n > 0 && (size_t)n <= cap)
+		memcpy(id, bits, (size_t)n);
+	elf_end(e);
+	close(fd);
+	return n > 0 && (size_t)n <= cap ? (size_t)n : 0;
 }
 
 /* Where libdwfl looks for an offline file's DWARF: in the file, else in

@@ -13,6 +13,7 @@
 #ifndef PTSHARE_SYMBOLS_H
 #define PTSHARE_SYMBOLS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct symbols;
@@ -33,5 +34,12 @@ void report_symbols_free(struct symbols *s);
  * cannot be read, is no ELF file, or has no symbol there). */
 int report_symbols_lookup(struct symbols *s, const char *path, uint64_t off,
 			  struct symbol *out);
+
+/* The GNU build id of the ELF file at path into id (room for cap bytes):
+ * its length, or 0 when the file cannot be read, is no regular ELF file,
+ * has none (or a longer one), or, when dev or ino is not 0, is not that
+ * device's inode. */
+size_t report_build_id(const char *path, uint64_t dev, uint64_t ino,
+		       uint8_t *id, size_t cap);
 
 #endif

@@ -104,6 +104,9 @@ cases = [
     ("an aslr run without exit_status",
      aslr, ["runs", "not_randomised", "exit_status"], "del", None),
     ("a report's member in ptshare aslr's", aslr, ["help"], "set", []),
+    ("a build id not in hex", run, ["build_ids_changed"], "set",
+     [{"object": "/bin/true", "trace": "xyz", "here": None}]),
+    ("no build_ids_changed", snap, ["build_ids_changed"], "del", None),
 ]
 for what, doc, path, how, value in cases:
     status, says = check(broken(doc, path, how, value))
