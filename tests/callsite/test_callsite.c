@@ -36,6 +36,16 @@ static bool ends_with(const char *s, const char *end)
 	return a >= b && !strcmp(s + a - b, end);
 }
 
+/* Runs argv (ptshare), which must succeed, its output kept in c. */
+static void run_ok(struct cmd *c, const char *const argv[])
+{
+	int status = cmd_run(c, argv, NULL);
+	if (status)
+		fail_msg("%s %s: status %d; stderr:\n%s", argv[0], argv[1],
+			 status, c->text[1]);
+	assert_no_sanitizer_report(c);
+}
+
 /* The lines "site FUNCTION LINE" the subject printed, in order. */
 static void read_sites(const char *out, struct site *sites, size_t n)
 {
@@ -88,10 +98,7 @@ static void test_call_sites(void **state)
 			      "--record", trace, "-o", text, "--",
 			      CALLSITE_SUBJECT_PATH, NULL };
 	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d; stderr:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
+	run_ok(&c, run);
 
 	struct site sites[3];
 	read_sites(c.text[0], sites, 3);
@@ -144,10 +151,7 @@ static void test_demangled(void **state)
 	const char *run[] = { PTSHARE_PATH, "run", "--no-record", "--json", json,
 			      "-o", "/dev/null", "--", MANGLED_SUBJECT_PATH, NULL };
 	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d; stderr:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
+	run_ok(&c, run);
 	struct jr_value *doc = report_read(json);
 	assert_string_equal(site_of_size(doc, 4u << 20),
 			    "ns::Pool::make(unsigned long)");
@@ -165,10 +169,7 @@ static char *replay(const char *trace, const char *json)
 	const char *argv[] = { PTSHARE_PATH, "replay", trace, "--json", json,
 			       "-o", "/dev/null", NULL };
 	struct cmd c;
-	int status = cmd_run(&c, argv, NULL);
-	if (status)
-		fail_msg("ptshare replay: status %d; stderr:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
+	run_ok(&c, argv);
 	char *err = strdup(c.text[1]);
 	cmd_free(&c);
 	return err;
@@ -197,9 +198,7 @@ static void test_rebuilt(void **state)
 	const char *run[] = { PTSHARE_PATH, "run", "--record", trace, "-o",
 			      "/dev/null", "--", prog, NULL };
 	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d; stderr:\n%s", status, c.text[1]);
+	run_ok(&c, run);
 	cmd_free(&c);
 	assert_true(trace_records(trace, PTS_CK_BUILD_ID) >= 2); /* and libc's */
 
