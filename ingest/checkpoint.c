@@ -148,6 +148,9 @@ uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
 	case PTS_CK_FS:
 		ingest_dev_add(g, (const struct pts_ck_fs *)h);
 		return 0;
+	case PTS_CK_BUILD_ID:
+		ingest_build_id_object(g, (const struct pts_ck_build_id *)h);
+		return 0;
 	}
 	if (!s)
 		return 0;

@@ -375,7 +375,7 @@ static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	 * reads every process, one after the other, and a report per process
 	 * read would cost the square of their number. */
 	if ((g->peak_due || g->series_due) &&
-	    (h->type < PTS_CK_BEGIN || h->type > PTS_CK_USER))
+	    (h->type < PTS_CK_BEGIN || h->type > PTS_CK_LAST))
 		ingest_readings_over(g, false);
 	if (!g->started) {
 		g->started = true;

@@ -95,6 +95,8 @@ struct session {
 struct named {
 	struct mm_object_id id;
 	char *name;
+	uint16_t build_id_len;  /* 0: the trace holds none (PTS_CK_BUILD_ID) */
+	uint8_t build_id[PTS_BUILD_ID_MAX];
 };
 
 struct dev_kind {
@@ -226,8 +228,19 @@ void ingest_capture_peak(struct ingest *g, bool always);
 /* The name the checkpoints gave an object, or NULL; a name given. */
 const char *ingest_object_name(const struct ingest *g,
 			       const struct mm_object_id *id);
+/* The object's entry, or NULL when no checkpoint named it. */
+struct named *ingest_named(const struct ingest *g,
+			   const struct mm_object_id *id);
 void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 			const char *name, size_t len);
+
+/* build_ids.c */
+/* The build id a reading gave a named object (a record of another
+ * version is skipped). */
+void ingest_build_id_object(struct ingest *g, const struct pts_ck_build_id *r);
+/* Into r, the objects whose file here has another build id than the
+ * readings gave (or none): the call sites named from it may be wrong. */
+void ingest_check_build_ids(struct ingest *g, struct report *r);
 
 /* One model operation, the same for every world. */
 struct op {

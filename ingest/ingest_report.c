@@ -22,12 +22,19 @@ static bool name_is(const void *item, const void *key)
 	return a->kind == k->id->kind && a->dev == k->id->dev && a->ino == k->id->ino;
 }
 
-const char *ingest_object_name(const struct ingest *g,
-			       const struct mm_object_id *id)
+struct named *ingest_named(const struct ingest *g,
+			   const struct mm_object_id *id)
 {
 	const struct name_key k = { g, id };
 	void *item = ptr_map_get(&g->name_index, mm_object_id_hash(id), name_is, &k);
-	return item ? g->names[(uintptr_t)item - 1].name : NULL;
+	return item ? &g->names[(uintptr_t)item - 1] : NULL;
+}
+
+const char *ingest_object_name(const struct ingest *g,
+			       const struct mm_object_id *id)
+{
+	const struct named *n = ingest_named(g, id);
+	return n ? n->name : NULL;
 }
 
 void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
@@ -43,7 +50,7 @@ void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 		free(copy);
 		return;
 	}
-	g->names[g->nnames++] = (struct named){ *id, copy };
+	g->names[g->nnames++] = (struct named){ .id = *id, .name = copy };
 }
 
 /* The report's question: which call made pid's mapping at addr.  A file
@@ -223,6 +230,7 @@ static const struct report *report_of_peak(struct ingest *g)
 	if (!g->peak_symbolized &&
 	    (g->symbols || (g->symbols = report_symbols_new()))) {
 		report_symbolize(&g->peak, g->symbols);
+		ingest_check_build_ids(g, &g->peak);
 		g->peak_symbolized = true;
 	}
 	return &g->peak;

@@ -550,5 +550,8 @@ void report_free(struct report *r)
 	free(r->finals);
 	report_series_free(&r->series);
 	free(r->flames);
+	for (size_t i = 0; i < r->nbuild_ids; i++)
+		free(r->build_ids[i].object);
+	free(r->build_ids);
 	*r = (struct report){ 0 };
 }

@@ -250,6 +250,14 @@ struct report_policy {
 };
 
 /* Owns everything it shows: it outlives the worlds and the input. */
+/* An object whose file here has another build id than the run's (the
+ * trace's PTS_CK_BUILD_ID): its call sites are named from another build. */
+struct report_build_id {
+	char *object;   /* its path */
+	char trace[2 * PTS_BUILD_ID_MAX + 1]; /* hex */
+	char here[2 * PTS_BUILD_ID_MAX + 1];  /* hex; "": none (no file, no id) */
+};
+
 struct report {
 	char command[32];
 	struct report_policy pol[MM_WORLDS_MAX];
@@ -278,6 +286,8 @@ struct report {
 	struct report_series series; /* report_set_series */
 	struct report_flame *flames;
 	size_t nflames;
+	struct report_build_id *build_ids; /* ingest_check_build_ids */
+	size_t nbuild_ids, cap_build_ids;
 };
 
 int report_build(struct report *r, const struct report_input *in);

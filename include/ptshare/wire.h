@@ -46,6 +46,8 @@ enum pts_rec_type {
 	PTS_CK_NAME,    /* a path for an object the checkpoints have not named */
 	PTS_CK_FS,      /* the kind of files on a device (tmpfs, hugetlbfs...) */
 	PTS_CK_USER,    /* the process runs as another user than it did */
+	PTS_CK_BUILD_ID, /* the GNU build id of an object PTS_CK_NAME named */
+	PTS_CK_LAST = PTS_CK_BUILD_ID,
 	/* daemon-made, kept in traces: connections opening and closing */
 	PTS_CONN_OPEN = 112,
 	PTS_CONN_CLOSE,
@@ -334,6 +336,21 @@ struct pts_ck_user {
 	uint32_t uid;
 	uint32_t served;      /* 1: the daemon serves uid */
 	uint32_t reserved;
+};
+
+/* After the PTS_CK_NAME of an ELF file with a GNU build id (a regular
+ * file whose device and inode are the mapping's): the id, so that a replay
+ * can tell a file rebuilt since the run.  A reader skips a version it does
+ * not know. */
+#define PTS_BUILD_ID_VERSION 1
+#define PTS_BUILD_ID_MAX 64
+struct pts_ck_build_id {
+	struct pts_hdr h;
+	uint64_t dev, ino;    /* the object, as its PTS_CK_NAME */
+	uint32_t kind;
+	uint16_t version;     /* PTS_BUILD_ID_VERSION */
+	uint16_t len;         /* bytes of id, 1 to PTS_BUILD_ID_MAX; size = sizeof + len */
+	uint8_t id[];
 };
 
 struct pts_ck_end {

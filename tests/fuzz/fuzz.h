@@ -22,6 +22,11 @@ struct fuzz_run {
 /* libFuzzer's entry point; driver.c calls it too. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Whether fuzz_end checks the JSON report against docs/report.schema.json
+ * as well (a process per input: the driver's replay of the inputs, not
+ * libFuzzer's exploration). */
+extern bool fuzz_check_schema;
+
 /* 0, or -1 when memory ran out (the input is then skipped). */
 int fuzz_begin(struct fuzz_run *f);
 /* Builds the report, renders it as text and JSON, checks that the JSON is

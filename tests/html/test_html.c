@@ -28,6 +28,7 @@
 
 #include "html_drawn.h"
 #include "run_util.h"
+#include "schema_check.h"
 
 #define CHROMIUM "/usr/bin/chromium"
 #define WIDTH 1280
@@ -252,6 +253,7 @@ static void test_snapshot(void **state)
 	char *page = file_read(html, NULL), *json = embedded_json(page);
 	struct jr_value *doc = jr_parse(json, strlen(json), NULL);
 	assert_non_null(doc);
+	assert_true(schema_valid(json, strlen(json), "the page's JSON"));
 	assert_string_equal(jr_path_str(doc, "command"), "snapshot");
 	assert_int_equal(jr_len(jr_get(doc, "processes")), 1);
 	char *dom = chromium(html, "--dump-dom");

@@ -67,7 +67,9 @@ void cmd_run_ok(const char *const argv[]);
 void tmp_make(char *dir, size_t cap);
 const char *tmp_path(const char *dir, const char *name);
 /* Removes dir with the files named (NULL-terminated); fails the test when
- * anything else was left in it (removing that too). */
+ * a JSON document in it is not valid against docs/report.schema.json
+ * (schema_check.h), or when anything else was left in it (removing that
+ * too). */
 void tmp_remove(const char *dir, const char *const files[]);
 /* The number of entries of dir. */
 size_t dir_entries(const char *dir);
@@ -96,7 +98,8 @@ char *file_read(const char *path, size_t *len);
 void assert_replay_same(const char *ptshare, const char *trace,
 			const char *format, const char *ran, const char *out);
 
-/* The parsed report, or the test fails. */
+/* The parsed report, checked against docs/report.schema.json, or the
+ * test fails. */
 struct jr_value *report_read(const char *path);
 /* final_checkpoints entry of pid, or NULL. */
 const struct jr_value *report_final(const struct jr_value *doc, long pid);
