@@ -16,6 +16,10 @@ int cli_u64(const char *s, uint64_t *out);
  * none of them (docs/faults.md). */
 int cli_faults(const char *s, uint32_t *out);
 
+/* --group-by: one of CLI_GROUP_BY_NAMES (cli_options.h), as 1 + its index
+ * (enum report_group_by); 0, or -1 when s is none of them. */
+int cli_group_by(const char *s, uint32_t *out);
+
 /*
  * An output as the commands name it, opened for writing (docs/promises.md,
  * Outputs): "-" is stdout; a path naming an fd of the caller's

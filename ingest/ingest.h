@@ -202,6 +202,9 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
  * ended inside a record (torn). */
 void ingest_cut_short(struct ingest *g, const char *why, bool torn);
 
+/* The reports' processes grouped by by (--group-by); before any record. */
+void ingest_group_by(struct ingest *g, enum report_group_by by);
+
 /* The report: the processes at the peak of today's tables, and every
  * process seen at its last checkpoint.  Owned by the ingest, valid until
  * its next call. */

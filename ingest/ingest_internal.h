@@ -137,6 +137,7 @@ struct ingest {
 	uint64_t peak_tables;
 	bool peak_due;           /* a reading ended: take the peak after it */
 	uint64_t since_peak;     /* records applied since it was taken */
+	enum report_group_by group_by; /* the reports' groups */
 	bool peak_symbolized;    /* its call sites named, once per peak */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	uint64_t full_read_cost_ns; /* how long it took */

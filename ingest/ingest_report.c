@@ -114,7 +114,8 @@ static int current_input(struct ingest *g, struct report_input *in,
 			return -ENOMEM;
 		}
 	*in = (struct report_input){
-		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
+		.command = command, .group_by = g->group_by,
+		.ws = g->ws, .procs = g->procs, .nprocs = n,
 		.objects = g->objects, .nobjects = g->nobjects,
 		.min_mapping = MM_SPAN(PT_PTE),
 		.site_of = site_of_mapping, .site_ctx = g,
@@ -193,6 +194,11 @@ static const struct report *report_of_peak(struct ingest *g)
 		g->peak_symbolized = true;
 	}
 	return &g->peak;
+}
+
+void ingest_group_by(struct ingest *g, enum report_group_by by)
+{
+	g->group_by = by;
 }
 
 const struct report *ingest_report(struct ingest *g)

@@ -522,7 +522,9 @@ int report_set_finals(struct report *r, const struct report_final *finals,
 int report_build(struct report *r, const struct report_input *in)
 {
 	*r = (struct report){ 0 };
-	if (fill_header(r, in) || fill_rows(r, in) || fill_mappings(r, in)) {
+	r->group_by = in->group_by;
+	if (fill_header(r, in) || fill_rows(r, in) || fill_mappings(r, in) ||
+	    report_group(r)) {
 		report_free(r);
 		return -ENOMEM;
 	}
@@ -540,5 +542,6 @@ void report_free(struct report *r)
 	free(r->regions);
 	free(r->skips);
 	free(r->finals);
+	free(r->groups);
 	*r = (struct report){ 0 };
 }

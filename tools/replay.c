@@ -15,6 +15,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
 	      "                      [--openmetrics FILE] [--top N] [-o FILE] [--verbose]\n"
+	      "                      [--group-by process|command|user]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run` from the trace it kept\n"
 	      "(ptshare.CMD.PID.trace.zst, or --record FILE) offline: every\n"
@@ -30,7 +31,10 @@ static void usage(FILE *f)
 	      "  --openmetrics FILE\n"
 	      "                  also write the totals as OpenMetrics, for\n"
 	      "                  Prometheus (FILE replaced whole, 0644)\n"
-	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "  --group-by G    also total the processes by process, command or\n"
+	      "                  user (a trace holds no cgroups)\n"
+	      "  --top N         processes, groups and mappings to list (default 20,\n"
+	      "                  0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
 	      "                  pid), not stdout\n"
 	      "  --verbose       also say why the model refused each process's\n"
@@ -50,7 +54,8 @@ int cmd_replay(int argc, char **argv)
 {
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare replay", usage, CLI_POLICY | CLI_JSON |
-			CLI_HTML | CLI_OPENMETRICS | CLI_TOP | CLI_VERBOSE, NULL,
+			CLI_HTML | CLI_OPENMETRICS | CLI_TOP | CLI_VERBOSE |
+			CLI_GROUP_BY, NULL,
 			"o:");
 	const char *text = NULL;
 	while (cli_next(&p, argc, argv) != -1)
@@ -62,6 +67,8 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage(p.name, "%s", optind == argc ? "which trace?"
 				 : "one trace at a time");
 	}
+	if (p.v.group_by_n == REPORT_GROUP_CGROUP)
+		return cli_usage(p.name, "%s", CLI_NO_CGROUPS);
 	struct mm_worlds ws;
 	char err[256];
 	if (mm_worlds_init(&ws, p.v.policies, err, sizeof(err))) {
@@ -77,6 +84,7 @@ int cmd_replay(int argc, char **argv)
 		mm_worlds_free(&ws);
 		return 1;
 	}
+	ingest_group_by(g, p.v.group_by_n);
 	struct trace_error te;
 	int r = ingest_trace_replay(f, g, false, &te);
 	if (r)

@@ -14,6 +14,7 @@ static void usage(FILE *f)
 	      "                   [--interval S] [--faults off|table|all]\n"
 	      "                   [--record FILE | --no-record] [--daemon-timeout S]\n"
 	      "                   [--top N] [--verbose] [--report-socket PATH]\n"
+	      "                   [--group-by process|command|user]\n"
 	      "                   [-o FILE] [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with libptshare.so preloaded, so that every process it starts\n"
@@ -46,7 +47,10 @@ static void usage(FILE *f)
 	      "                  this long, so that the program does not wait for\n"
 	      "                  it (default 1; 0: never); the report, rebuilt from\n"
 	      "                  its trace, then says it ends there\n"
-	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "  --group-by G    also total the processes by process, command or\n"
+	      "                  user (cgroups: ptshare snapshot, ptshare top)\n"
+	      "  --top N         processes, groups and mappings to list (default 20,\n"
+	      "                  0: all)\n"
 	      "  --verbose       also say why the model refused each process's\n"
 	      "                  records (the last reason)\n"
 	      "  --report-socket PATH  where `ptshare report --socket PATH` asks for\n"
@@ -69,8 +73,8 @@ int cmd_run(int argc, char **argv)
 	struct run_options o;
 	struct run_setup setup;
 	struct run_result result;
-	int r = run_options_parse(&o, "ptshare run", usage, CLI_VERBOSE, argc,
-				  argv);
+	int r = run_options_parse(&o, "ptshare run", usage,
+				  CLI_VERBOSE | CLI_GROUP_BY, argc, argv);
 	if (r >= 0)
 		return r;
 	if ((r = run_setup(&setup, &o)) >= 0)

@@ -88,13 +88,14 @@ void run_result_free(struct run_result *r);
 
 /* run_report.c */
 
-/* The report of the run recorded in trace, under the run's policies, into
+/* The report of the run recorded in trace, under the run's policies and
+ * groups (v), into
  * r->report (NULL, with the reason printed, when there is none).  cut:
  * why the records end before the run did (the daemon was ended), which
  * the report says, or NULL: the trace must then be whole; the program's
  * wait status is then status, which the daemon could not record. */
 void run_report_rebuild(const char *who, const char *trace,
-			const char *policies, const char *cut, int status,
+			const struct cli_values *v, const char *cut, int status,
 			struct run_result *r);
 /* r written where o says `ptshare run` writes its report (-o or stderr,
  * --json, --html): 0, or 1 with the reason printed. */

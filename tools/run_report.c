@@ -30,11 +30,11 @@ static void run_ended(struct ingest *g, const struct report *rep, int status)
 }
 
 void run_report_rebuild(const char *who, const char *trace,
-			const char *policies, const char *cut, int status,
+			const struct cli_values *v, const char *cut, int status,
 			struct run_result *r)
 {
 	char err[256];
-	if (mm_worlds_init(&r->ws, policies, err, sizeof(err))) {
+	if (mm_worlds_init(&r->ws, v->policies, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", who, err);
 		return;
 	}
@@ -47,6 +47,7 @@ void run_report_rebuild(const char *who, const char *trace,
 		mm_worlds_free(&r->ws);
 		return;
 	}
+	ingest_group_by(r->replay, v->group_by_n);
 	struct trace_error te;
 	int read = ingest_trace_replay(f, r->replay, cut != NULL, &te);
 	fclose(f);

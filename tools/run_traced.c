@@ -180,7 +180,7 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 		{ "--interval", o->v.interval }, { "--record", o->v.record },
 		{ "--top", o->v.top }, { "--text", o->output },
 		{ "--faults", o->v.faults }, { "--heartbeat-fd", heartbeat_fd },
-		{ "--command-line", command_line },
+		{ "--command-line", command_line }, { "--group-by", o->v.group_by },
 	};
 	size_t n = 0;
 	argv[n++] = (char *)daemon_path;
@@ -423,7 +423,7 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	const char *cut = daemon_left_no_report(s) ? s->ended_why : NULL;
 	/* `ptshare aslr` compares whole runs only. */
 	if (want_report ? clean : cut != NULL)
-		run_report_rebuild(o->name, passed.v.record, o->v.policies, cut,
+		run_report_rebuild(o->name, passed.v.record, &o->v, cut,
 				   s->status, r);
 	if (!want_report && r->report)
 		run_report_write(o, r->report);
