@@ -14,6 +14,7 @@ int cmd_run(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_aslr(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* A reader gone from a report's pipe (`ptshare run ... 2>&1 | head`) is a
  * write error, not ptshare's death by SIGPIPE, which would leave a run's
