@@ -271,6 +271,15 @@ FILE *cli_replace_open(struct cli_replace *o, const char *path, mode_t mode,
 	return f;
 }
 
+void cli_replace_abandon(struct cli_replace *o, FILE *f)
+{
+	cli_output_close(f);
+	if (o->dir < 0)
+		return;
+	unlinkat(o->dir, o->tmp, 0);
+	close(o->dir);
+}
+
 int cli_replace_close(struct cli_replace *o, FILE *f)
 {
 	if (o->dir < 0)

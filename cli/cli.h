@@ -59,5 +59,7 @@ FILE *cli_replace_open(struct cli_replace *o, const char *path, mode_t mode,
 /* Flushes f, and unless a write failed puts it in place: 0, or the errno
  * of what failed (the new file is then removed, path left as it was). */
 int cli_replace_close(struct cli_replace *o, FILE *f);
+/* Closes f and removes the new file: path is left as it was. */
+void cli_replace_abandon(struct cli_replace *o, FILE *f);
 
 #endif

@@ -18,6 +18,7 @@ static void usage(FILE *f)
 	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
 	      "                [--interval S] [--faults off|table|all] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
+	      "                [--openmetrics FILE]\n"
 	      "                [--verbose] [--group-by process|command|user]\n"
 	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
 	      "                [--max-clients N] [--max-clients-per-user N]\n"
@@ -42,6 +43,8 @@ static void usage(FILE *f)
 	      "                  all (every one)\n"
 	      "  --json FILE     write the JSON report to FILE (0600; '-': stdout)\n"
 	      "  --html FILE     write the HTML report to FILE (0600; '-': stdout)\n"
+	      "  --openmetrics FILE  write the totals as OpenMetrics to FILE\n"
+	      "                  (replaced whole at the end, 0644; '-': stdout)\n"
 	      "  --text FILE     write the text report to FILE (0600; '-': stdout;\n"
 	      "                  default: stderr)\n"
 	      "  --record FILE   keep every record applied in a trace (0600)\n"
@@ -100,7 +103,8 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshared", usage, CLI_POLICY | CLI_JSON | CLI_HTML |
-			CLI_RECORD | CLI_TOP | CLI_FAULTS | CLI_VERBOSE | CLI_GROUP_BY,
+			CLI_RECORD | CLI_TOP | CLI_FAULTS | CLI_VERBOSE | CLI_GROUP_BY |
+			CLI_OPENMETRICS,
 			own, "V");
 	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1,
 				      .heartbeat_fd = -1 };
@@ -167,6 +171,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	o->policies = p.v.policies;
 	o->json = p.v.json;
 	o->html = p.v.html;
+	o->openmetrics = p.v.openmetrics;
 	o->record = p.v.record;
 	o->top = p.v.top_n;
 	o->verbose = p.v.verbose;

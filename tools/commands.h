@@ -33,7 +33,6 @@ void ptshare_sigpipe_restore(void);
 int write_reports(const struct report *r, const char *command, const char *text,
 		  const struct cli_values *v);
 /* The same without the text: 0, or 1 with the reason printed. */
-int write_report_files(const struct report *r, const char *json,
-		       const char *html);
+int write_report_files(const struct report *r, const struct cli_values *v);
 
 #endif

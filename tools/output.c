@@ -64,13 +64,15 @@ static int write_file(const char *path, const struct report *r,
 	return 0;
 }
 
-int write_report_files(const struct report *r, const char *json,
-		       const char *html)
+int write_report_files(const struct report *r, const struct cli_values *v)
 {
 	static const struct report_form as_json = { .kind = FORM_JSON };
 	static const struct report_form as_html = { .kind = FORM_HTML };
-	int bad = json ? write_file(json, r, &as_json) : 0;
-	return html ? bad | write_file(html, r, &as_html) : bad;
+	static const struct report_form as_openmetrics = { .kind = FORM_OPENMETRICS };
+	int bad = v->json ? write_file(v->json, r, &as_json) : 0;
+	bad |= v->html ? write_file(v->html, r, &as_html) : 0;
+	return v->openmetrics ? bad | write_file(v->openmetrics, r, &as_openmetrics)
+			      : bad;
 }
 
 static bool is_stdout(const char *path)
@@ -81,7 +83,6 @@ static bool is_stdout(const char *path)
 int write_reports(const struct report *r, const char *command, const char *text,
 		  const struct cli_values *v)
 {
-	static const struct report_form as_openmetrics = { .kind = FORM_OPENMETRICS };
 	int bad = 0;
 	struct report_form as_text = { FORM_TEXT, command, (size_t)v->top_n,
 				       v->verbose };
@@ -90,7 +91,5 @@ int write_reports(const struct report *r, const char *command, const char *text,
 	else if (!is_stdout(v->json) && !is_stdout(v->html) &&
 		 !is_stdout(v->openmetrics))
 		report_text(stdout, r, command, as_text.top, v->verbose);
-	bad |= write_report_files(r, v->json, v->html);
-	return v->openmetrics ? bad | write_file(v->openmetrics, r, &as_openmetrics)
-			      : bad;
+	return bad | write_report_files(r, v);
 }

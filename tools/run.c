@@ -11,6 +11,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--html FILE]\n"
+	      "                   [--openmetrics FILE]\n"
 	      "                   [--interval S] [--faults off|table|all]\n"
 	      "                   [--record FILE | --no-record] [--daemon-timeout S]\n"
 	      "                   [--top N] [--verbose] [--report-socket PATH]\n"
@@ -32,6 +33,8 @@ static void usage(FILE *f)
 	      "  --json FILE     also write the JSON report to FILE (0600; not stdout,\n"
 	      "                  which is CMD's)\n"
 	      "  --html FILE     also write the report as an HTML page (0600)\n"
+	      "  --openmetrics FILE  also write the totals as OpenMetrics, for\n"
+	      "                  Prometheus (FILE replaced whole, 0644)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds (docs/faults.md):\n"
@@ -74,7 +77,8 @@ int cmd_run(int argc, char **argv)
 	struct run_setup setup;
 	struct run_result result;
 	int r = run_options_parse(&o, "ptshare run", usage,
-				  CLI_VERBOSE | CLI_GROUP_BY, argc, argv);
+				  CLI_VERBOSE | CLI_GROUP_BY | CLI_OPENMETRICS, argc,
+				  argv);
 	if (r >= 0)
 		return r;
 	if ((r = run_setup(&setup, &o)) >= 0)

@@ -65,6 +65,7 @@ int run_options_parse(struct run_options *o, const char *name,
 	 * writes, and no reader could take it apart. */
 	const char *mixed = is_stdout(o->v.json) ? o->v.json
 			    : is_stdout(o->v.html) ? o->v.html
+			    : is_stdout(o->v.openmetrics) ? o->v.openmetrics
 			    : is_stdout(o->output) ? o->output
 			    : is_stdout(o->v.record) ? o->v.record : NULL;
 	if (mixed)

@@ -27,6 +27,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: ptshare top [-d S] [-n N] [--pid PID [--tree]] [--policy LIST]\n"
 	      "                   [--group-by process|command|user|cgroup] [--top N]\n"
+	      "                   [--listen ADDR]\n"
 	      "\n"
 	      "Shows the processes, or the groups of them, with the most page-table\n"
 	      "memory, read from /proc as `ptshare snapshot` reads them, again every\n"
@@ -35,7 +36,7 @@ static void usage(FILE *f)
 	      "next column (tables, saved, VmPTE, name), p shows the next policy's\n"
 	      "share and saving per row, g groups by the next of none, command, user\n"
 	      "and cgroup, q quits.  When stdout is not a terminal, prints the table\n"
-	      "once and exits.\n"
+	      "once and exits, unless it serves /metrics.\n"
 	      "\n"
 	      "  -d S               seconds between refreshes (default 2)\n"
 	      "  -n N               refresh N times, then exit (default: until q)\n"
@@ -46,6 +47,10 @@ static void usage(FILE *f)
 	      "                     cgroup (a container, a systemd service)\n"
 	      "  --top N            rows to show (default: as many as fit; 20 when\n"
 	      "                     stdout is not a terminal; 0: all)\n"
+	      "  --listen ADDR      serve the figures for Prometheus at\n"
+	      "                     http://ADDR/metrics (OpenMetrics), refreshed as\n"
+	      "                     the view is; ADDR is HOST:PORT, or PORT on\n"
+	      "                     127.0.0.1 (port 0: any free one, said on stderr)\n"
 	      "\n"
 	      "Exit status: 0, 1 when /proc could not be read, 2 usage error.\n",
 	      f);
@@ -61,6 +66,8 @@ struct top {
 	struct report rep;
 	bool have;           /* rep holds a report */
 	struct top_view view;
+	const char *listen;  /* --listen ADDR, or NULL */
+	struct top_http http;
 };
 
 static volatile sig_atomic_t ended, resized;
@@ -154,27 +161,30 @@ static bool key(struct top *t, int c)
 	}
 }
 
-/* The live view until q, a signal or the count's last refresh. */
-static int live(struct top *t)
+/* Refreshes every delay until q, a signal or the count's last; the view
+ * drawn in term (NULL: none) and keys taken there, /metrics served. */
+static int loop(struct top *t, struct top_term *term)
 {
-	struct top_term term;
-	t->view.keys = top_term_open(&term) == 0;
-	catch_signals();
-	draw(t, &term);
 	int status = 0;
 	int64_t next = now_ms() + (int64_t)t->delay_s * 1000;
 	for (uint64_t shown = 1; !ended && (!t->count || shown < t->count);) {
-		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		struct pollfd p[2] = {
+			{ .fd = term && t->view.keys ? STDIN_FILENO : -1,
+			  .events = POLLIN },
+			{ .fd = t->http.fd, .events = POLLIN },
+		};
 		int64_t wait = next - now_ms();
-		int n = poll(&p, t->view.keys, wait > 0 ? (int)wait : 0);
+		int n = poll(p, 2, wait > 0 ? (int)wait : 0);
 		bool redraw = false;
-		if (resized) {
+		if (resized && term) {
 			resized = 0;
-			top_term_size(&term);
+			top_term_size(term);
 			redraw = true;
 		}
-		for (int c; n > 0 && (c = top_term_key()) >= 0;)
+		for (int c; n > 0 && p[0].revents && (c = top_term_key()) >= 0;)
 			redraw |= key(t, c);
+		if (n > 0 && p[1].revents)
+			top_http_serve(&t->http, &t->rep);
 		if (!ended && now_ms() >= next) {
 			if ((status = refresh(t)))
 				break;
@@ -182,11 +192,34 @@ static int live(struct top *t)
 			shown++;
 			redraw = true;
 		}
-		if (redraw && !ended)
-			draw(t, &term);
+		if (redraw && term && !ended)
+			draw(t, term);
 	}
+	return status;
+}
+
+/* The live view, in a terminal. */
+static int live(struct top *t)
+{
+	struct top_term term;
+	t->view.keys = top_term_open(&term) == 0;
+	draw(t, &term);
+	int status = loop(t, &term);
 	top_term_close(&term);
 	return status;
+}
+
+/* Once, into a file or a pipe. */
+static int once(struct top *t)
+{
+	errno = 0;
+	int r = top_view_print(stdout, &t->rep, &t->view) ? 1 : 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "ptshare top: stdout: %s\n",
+			strerror(errno ? errno : EIO));
+		r = 1;
+	}
+	return r;
 }
 
 /* The options into t: -1 to go on, else the exit status. */
@@ -195,11 +228,12 @@ static int options(struct top *t, struct cli_parser *p, int argc, char **argv)
 	static const struct option own[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
+		{ "listen", required_argument, NULL, 'l' },
 		{ 0 },
 	};
 	cli_parser_init(p, "ptshare top", usage, CLI_POLICY | CLI_TOP |
 			CLI_GROUP_BY, own, "d:n:");
-	*t = (struct top){ .delay_s = 2 };
+	*t = (struct top){ .delay_s = 2, .http = { .fd = -1 } };
 	uint64_t pid = 0;
 	int c;
 	while ((c = cli_next(p, argc, argv)) != -1) {
@@ -212,6 +246,8 @@ static int options(struct top *t, struct cli_parser *p, int argc, char **argv)
 		if (c == 'n' && cli_u64(optarg, &t->count))
 			return cli_usage_error(p, "bad -n", optarg);
 		t->tree |= c == 't';
+		if (c == 'l')
+			t->listen = optarg;
 	}
 	if (p->status >= 0)
 		return p->status;
@@ -240,19 +276,17 @@ int cmd_top(int argc, char **argv)
 	if (mm_worlds_init(&ws, t.policies, err, sizeof(err)))
 		return cli_usage(p.name, "%s", err);
 	mm_worlds_free(&ws);
-	if (!(r = refresh(&t))) {
-		if (isatty(STDOUT_FILENO)) {
-			r = live(&t);
-		} else {
-			errno = 0;
-			r = top_view_print(stdout, &t.rep, &t.view) ? 1 : 0;
-			if (fflush(stdout) || ferror(stdout)) {
-				fprintf(stderr, "ptshare top: stdout: %s\n",
-					strerror(errno ? errno : EIO));
-				r = 1;
-			}
-		}
+	if (t.listen && top_http_listen(&t.http, t.listen, err, sizeof(err))) {
+		fprintf(stderr, "ptshare top: --listen %s: %s\n", t.listen, err);
+		return 1;
 	}
+	if (t.listen)
+		fprintf(stderr, "ptshare top: serving %s\n", t.http.url);
+	catch_signals();
+	if (!(r = refresh(&t)))
+		r = isatty(STDOUT_FILENO) ? live(&t)
+		    : t.listen ? loop(&t, NULL) : once(&t);
+	top_http_close(&t.http);
 	if (t.have)
 		report_free(&t.rep);
 	return r;

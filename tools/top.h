@@ -52,4 +52,19 @@ void top_term_close(struct top_term *t);
 /* The next key typed, or -1 when none is waiting. */
 int top_term_key(void);
 
+/* top_http.c: GET /metrics, the report's OpenMetrics text. */
+
+struct top_http {
+	int fd;        /* listening, non-blocking; -1: none */
+	char url[1100]; /* http://HOST:PORT/metrics, the port bound */
+};
+
+/* Listens on addr (HOST:PORT, [V6]:PORT, or PORT on 127.0.0.1; port 0:
+ * any free one): 0, or -1 with why. */
+int top_http_listen(struct top_http *h, const char *addr, char *why,
+		    size_t cap);
+/* Answers every connection waiting, with r's figures. */
+void top_http_serve(struct top_http *h, const struct report *r);
+void top_http_close(struct top_http *h);
+
 #endif
