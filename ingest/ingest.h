@@ -202,6 +202,10 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
  * ended inside a record (torn). */
 void ingest_cut_short(struct ingest *g, const char *why, bool torn);
 
+/* How far the run is, into the watcher's page (wire.h): the processes
+ * modelled, the records received and today's table pages, now. */
+void ingest_progress(const struct ingest *g, struct pts_heartbeat *hb);
+
 /* The reports' processes grouped by by (--group-by); before any record. */
 void ingest_group_by(struct ingest *g, enum report_group_by by);
 

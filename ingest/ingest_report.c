@@ -196,6 +196,17 @@ static const struct report *report_of_peak(struct ingest *g)
 	return &g->peak;
 }
 
+void ingest_progress(const struct ingest *g, struct pts_heartbeat *hb)
+{
+	uint64_t t[PT_NR_LEVELS], n = 0;
+	mm_world_tables(g->ws->w[0], t);
+	for (size_t i = 0; i < g->nsess; i++)
+		n += g->sess[i]->in_model;
+	__atomic_store_n(&hb->processes, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&hb->records, g->stream.records, __ATOMIC_RELAXED);
+	__atomic_store_n(&hb->tables, report_sum3(t), __ATOMIC_RELAXED);
+}
+
 void ingest_group_by(struct ingest *g, enum report_group_by by)
 {
 	g->group_by = by;

@@ -44,6 +44,7 @@ struct run_state {
 	int sigfd;          /* SIGCHLD and the signals forwarded */
 	sigset_t orig_mask; /* the program's */
 	struct watch watch;
+	struct progress progress; /* the line on stderr while it runs */
 	/* Why the daemon ended before it was told to ("" while it serves):
 	 * what the report rebuilt from its trace says. */
 	char ended_why[REPORT_CUT_WHY_MAX];
@@ -343,10 +344,16 @@ static void wait_all(struct run_state *s)
 		struct signalfd_siginfo si;
 		char why[160];
 		bool serving = !s->ended_why[0];
-		if (serving && watch_stalled(&s->watch, why, sizeof(why)))
+		if (serving && watch_stalled(&s->watch, why, sizeof(why))) {
+			progress_end(&s->progress);
 			end_daemon(s, why);
+		}
+		progress_tick(&s->progress);
 		struct pollfd p = { .fd = s->sigfd, .events = POLLIN };
-		if (poll(&p, 1, serving ? watch_wait_ms(&s->watch) : -1) <= 0)
+		int wait = serving ? watch_wait_ms(&s->watch) : -1;
+		int line = progress_wait_ms(&s->progress);
+		if (poll(&p, 1, line >= 0 && (wait < 0 || line < wait) ? line
+								     : wait) <= 0)
 			continue;
 		ssize_t n = read(s->sigfd, &si, sizeof(si));
 		if (n < 0 && errno != EINTR) {
@@ -414,7 +421,9 @@ static int traced(struct run_state *s, const struct run_setup *su,
 		return 1;
 	}
 	s->program_running = true;
+	progress_init(&s->progress, o->name, s->watch.hb, !o->quiet);
 	wait_all(s);
+	progress_end(&s->progress);
 	r->ran = true;
 	/* Ended early: the watch's SIGKILL may not have been reaped yet. */
 	if (s->ended_why[0])

@@ -375,12 +375,17 @@ struct pts_report_done {
  * file of PTS_HEARTBEAT_SIZE bytes its watcher (`ptshare run`) made, whose
  * beats the daemon adds one to at every turn of its loop and after every
  * event it handled, and an idle loop turns at least every
- * PTS_HEARTBEAT_IDLE_MS. */
+ * PTS_HEARTBEAT_IDLE_MS; it also says how far the run is. */
 #define PTS_HEARTBEAT_SIZE 4096
 #define PTS_HEARTBEAT_IDLE_MS 100
 
 struct pts_heartbeat {
 	uint64_t beats;       /* atomic: written by the daemon alone */
+	/* The run so far, for the watcher's progress line: written (each
+	 * atomically, on its own) at every turn of the loop. */
+	uint64_t processes;   /* modelled now */
+	uint64_t records;     /* received from the shims */
+	uint64_t tables;      /* today's table pages now (the linux model) */
 };
 
 #endif
