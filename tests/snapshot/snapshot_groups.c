@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,7 +71,9 @@ static void cgroup_of(long pid, char *out, size_t cap)
 	while (f && fgets(line, sizeof(line), f))
 		if (!strncmp(line, "0::", 3)) {
 			line[strcspn(line, "\n")] = '\0';
-			snprintf(out, cap, "%s", line + 3);
+			size_t n = strlen(line + 3);
+			if (n < cap)
+				memcpy(out, line + 3, n + 1);
 		}
 	if (f)
 		fclose(f);
@@ -78,7 +81,7 @@ static void cgroup_of(long pid, char *out, size_t cap)
 
 static int write_pid(const char *dir, long pid)
 {
-	char path[512], num[32];
+	char path[1300], num[32];
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(num, sizeof(num), "%ld\n", pid);
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -270,6 +273,17 @@ static void key_command(const struct jr_value *proc, char *key, size_t cap)
 	snprintf(key, cap, "%s", jr_path_str(proc, "command"));
 }
 
+/* The user's name, or the uid where the machine has none. */
+static void key_user(const struct jr_value *proc, char *key, size_t cap)
+{
+	uint64_t uid = jr_path_u64(proc, "uid", 0);
+	struct passwd *pw = getpwuid((uid_t)uid);
+	if (pw)
+		snprintf(key, cap, "%s", pw->pw_name);
+	else
+		snprintf(key, cap, "%" PRIu64, uid);
+}
+
 static void key_pid(const struct jr_value *proc, char *key, size_t cap)
 {
 	snprintf(key, cap, "%" PRIu64, jr_path_u64(proc, "pid", 0));
@@ -299,28 +313,35 @@ static void test_cgroup(void **state)
 	jr_free(doc);
 }
 
-static void test_command(void **state)
+/* The snapshot grouped by by has ngroups groups, each its processes'. */
+static void grouped(const char *by, size_t ngroups,
+		    void (*key_of)(const struct jr_value *proc, char *key,
+				   size_t cap))
 {
 	struct om_doc m;
 	char *text;
-	struct jr_value *doc = snapshot("command", &m, &text);
-	assert_int_equal(jr_len(jr_get(doc, "groups")), 1);
-	check_groups(doc, &m, text, "command", key_command);
+	struct jr_value *doc = snapshot(by, &m, &text);
+	assert_int_equal(jr_len(jr_get(doc, "groups")), ngroups);
+	check_groups(doc, &m, text, by, key_of);
 	om_free(&m);
 	free(text);
 	jr_free(doc);
 }
 
+/* One command (fork: the workers are snap_subject too), one user. */
+static void test_command(void **state)
+{
+	grouped("command", 1, key_command);
+}
+
+static void test_user(void **state)
+{
+	grouped("user", 1, key_user);
+}
+
 static void test_process(void **state)
 {
-	struct om_doc m;
-	char *text;
-	struct jr_value *doc = snapshot("process", &m, &text);
-	assert_int_equal(jr_len(jr_get(doc, "groups")), NPROCS);
-	check_groups(doc, &m, text, "process", key_pid);
-	om_free(&m);
-	free(text);
-	jr_free(doc);
+	grouped("process", NPROCS, key_pid);
 }
 
 /* A trace holds no cgroups: replay and run refuse to group by them. */
@@ -345,6 +366,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cgroup),
 		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_user),
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_no_cgroups_in_a_trace),
 	};
