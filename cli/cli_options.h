@@ -35,9 +35,6 @@ enum cli_shared {
 
 /* --group-by's values, in the order of enum report_group_by (0: none). */
 #define CLI_GROUP_BY_NAMES "process", "command", "user", "cgroup"
-/* Why a run or a replay refuses --group-by cgroup. */
-#define CLI_NO_CGROUPS "--group-by cgroup: a run's trace holds no cgroups " \
-	"(ptshare snapshot and ptshare top read them from /proc)"
 
 /* What the shared options said: the arguments as given (checked), NULL
  * for an option not given, and the numbers they spell. */

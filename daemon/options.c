@@ -19,7 +19,7 @@ static void usage(FILE *f)
 	      "                [--interval S] [--faults off|table|all] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
 	      "                [--openmetrics FILE]\n"
-	      "                [--verbose] [--group-by process|command|user]\n"
+	      "                [--verbose] [--group-by process|command|user|cgroup]\n"
 	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
 	      "                [--max-clients N] [--max-clients-per-user N]\n"
 	      "                [--command-line TEXT]\n"
@@ -53,7 +53,7 @@ static void usage(FILE *f)
 	      "  --verbose       the text report also says why the model refused\n"
 	      "                  each process's records (the last reason)\n"
 	      "  --group-by G    the reports also total the processes by process,\n"
-	      "                  command or user\n"
+	      "                  command, user or cgroup\n"
 	      "  --ready-fd N    write \"ready\\n\" to fd N and close it once listening\n"
 	      "  --heartbeat-fd N  a memory file to count the turns of the loop in,\n"
 	      "                  for a watcher (`ptshare run`: docs/run.md)\n"
@@ -165,8 +165,6 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		return cli_usage_error(&p, "unexpected argument", argv[optind]);
 	if (!o->socket)
 		return cli_usage(p.name, "--socket PATH is required");
-	if (p.v.group_by_n == REPORT_GROUP_CGROUP)
-		return cli_usage(p.name, "%s", CLI_NO_CGROUPS);
 	o->group_by = p.v.group_by_n;
 	o->policies = p.v.policies;
 	o->json = p.v.json;

@@ -373,7 +373,7 @@ static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	/* The peak after a reading of /proc, taken once it is over: a timer
 	 * reads every process, one after the other, and a report per process
 	 * read would cost the square of their number. */
-	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_USER)) {
+	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_CGROUP)) {
 		g->peak_due = false;
 		ingest_capture_peak(g, false);
 	}

@@ -143,6 +143,9 @@ struct ingest_reading {
 	int32_t pid;
 	uint32_t reason; /* enum pts_ck_reason */
 	uint32_t uid;    /* the process's as the ingest knows it */
+	/* its cgroup as the ingest knows it ("": none yet), until the
+	 * reading's first record */
+	const char *cgroup;
 };
 /* Every process's /proc is owed now: on the daemon's timer, and at the
  * end of a run. */

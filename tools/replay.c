@@ -15,7 +15,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
 	      "                      [--openmetrics FILE] [--top N] [-o FILE] [--verbose]\n"
-	      "                      [--group-by process|command|user]\n"
+	      "                      [--group-by process|command|user|cgroup]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run` from the trace it kept\n"
 	      "(ptshare.CMD.PID.trace.zst, or --record FILE) offline: every\n"
@@ -31,8 +31,8 @@ static void usage(FILE *f)
 	      "  --openmetrics FILE\n"
 	      "                  also write the totals as OpenMetrics, for\n"
 	      "                  Prometheus (FILE replaced whole, 0644)\n"
-	      "  --group-by G    also total the processes by process, command or\n"
-	      "                  user (a trace holds no cgroups)\n"
+	      "  --group-by G    also total the processes by process, command,\n"
+	      "                  user or cgroup (as the run's readings found them)\n"
 	      "  --top N         processes, groups and mappings to list (default 20,\n"
 	      "                  0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
@@ -67,8 +67,6 @@ int cmd_replay(int argc, char **argv)
 		return cli_usage(p.name, "%s", optind == argc ? "which trace?"
 				 : "one trace at a time");
 	}
-	if (p.v.group_by_n == REPORT_GROUP_CGROUP)
-		return cli_usage(p.name, "%s", CLI_NO_CGROUPS);
 	struct mm_worlds ws;
 	char err[256];
 	if (mm_worlds_init(&ws, p.v.policies, err, sizeof(err))) {

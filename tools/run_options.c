@@ -74,8 +74,6 @@ int run_options_parse(struct run_options *o, const char *name,
 	if (mixed)
 		return cli_usage(name, "'%s' is CMD's stdout too: its output and "
 				 "the report would mix; name a file", mixed);
-	if (o->v.group_by_n == REPORT_GROUP_CGROUP)
-		return cli_usage(name, "%s", CLI_NO_CGROUPS);
 	if (o->no_record && o->v.record)
 		return cli_usage(name, "--record and --no-record: which?");
 	if (optind >= argc)

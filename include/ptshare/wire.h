@@ -44,6 +44,7 @@ enum pts_rec_type {
 	PTS_CK_NAME,    /* a path for an object the checkpoints have not named */
 	PTS_CK_FS,      /* the kind of files on a device (tmpfs, hugetlbfs...) */
 	PTS_CK_USER,    /* the process runs as another user than it did */
+	PTS_CK_CGROUP,  /* the process is in another cgroup than it was */
 	/* daemon-made, kept in traces: connections opening and closing */
 	PTS_CONN_OPEN = 112,
 	PTS_CONN_CLOSE,
@@ -330,6 +331,17 @@ struct pts_ck_user {
 	uint32_t uid;
 	uint32_t served;      /* 1: the daemon serves uid */
 	uint32_t reserved;
+};
+
+/* Within a reading: the process's cgroup v2 path (/proc/PID/cgroup's
+ * "0::" line), when it is not the one it was known in (none, at its first
+ * reading): --group-by cgroup, in a run and its replay. */
+#define PTS_CGROUP_MAX 255
+struct pts_ck_cgroup {
+	struct pts_hdr h;
+	uint32_t len;         /* bytes of path (no NUL), <= PTS_CGROUP_MAX */
+	uint32_t reserved;
+	char path[];          /* size = sizeof + len */
 };
 
 struct pts_ck_end {
