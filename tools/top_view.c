@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What `ptshare top` shows of a report: each policy's tables and saving,
  * then the processes (or groups) with the most page-table memory. */
+#define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -27,13 +28,11 @@ struct line {
 	double pss;            /* under the view's policy */
 };
 
-static enum top_sort sort_by;
-
-static int cmp_lines(const void *x, const void *y)
+static int cmp_lines(const void *x, const void *y, void *arg)
 {
 	const struct line *a = x, *b = y;
 	double ka = 0, kb = 0;
-	switch (sort_by) {
+	switch (*(const enum top_sort *)arg) {
 	case TOP_SORT_NAME:
 		return strcmp(a->name, b->name);
 	case TOP_SORT_SAVED:
@@ -81,8 +80,7 @@ static struct line *lines_of(const struct report *r, const struct top_view *v,
 		};
 		snprintf(l[i].id, sizeof(l[i].id), "%" PRIu32, row->proc->pid);
 	}
-	sort_by = v->sort;
-	qsort(l, *n, sizeof(*l), cmp_lines);
+	qsort_r(l, *n, sizeof(*l), cmp_lines, (void *)&v->sort);
 	return l;
 }
 
