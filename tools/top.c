@@ -52,7 +52,8 @@ static void usage(FILE *f)
 	      "                     the view is; ADDR is HOST:PORT, or PORT on\n"
 	      "                     127.0.0.1 (port 0: any free one, said on stderr)\n"
 	      "\n"
-	      "Exit status: 0, 1 when /proc could not be read, 2 usage error.\n",
+	      "Exit status: 0, 1 when /proc could not be read or ADDR listened on,\n"
+	      "2 usage error.\n",
 	      f);
 }
 

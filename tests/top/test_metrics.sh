@@ -59,6 +59,15 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://$target/other")
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url")
 [ "$code" = 405 ] || fail "POST /metrics: $code"
 
+# An address it cannot listen on, or that is none: said, exit 1.
+for bad in "$target" "127.0.0.1:port" ":9977"; do
+	if "$ptshare" top -n 1 --listen "$bad" >/dev/null 2>"$tmp/bad"; then
+		fail "--listen $bad: exit 0"
+	fi
+	grep -q "^ptshare top: --listen $bad: " "$tmp/bad" ||
+		fail "--listen $bad: $(cat "$tmp/bad")"
+done
+
 # The value of series $1 in what ptshare served.
 served() {
 	awk -v s="$1" '$1 == s { print $2 }' "$tmp/metrics"
