@@ -4,7 +4,7 @@
 # demo's pre-forking server (9 processes over a 1 GiB pool, held 3 s) run
 # with stderr a terminal shows the line redrawn in place ("\r... now"),
 # once a second or so, its processes reaching the 9 and its tables the
-# peak the report gives, and erased ("\r" then erase to the end of the
+# peak the report gives (within a tenth), and erased ("\r" then erase to the end of the
 # line) before ptshare ends; --quiet shows none, nor does a stderr that
 # is a file.
 #   test_progress.sh PTSHARE PREFORK_POOL LIB
@@ -33,7 +33,11 @@ peak=$(awk '/^linux \(today, model\)/ { print $4 }' "$tmp/report")
 [ -n "$peak" ] || fail "no peak in the report: $(cat "$tmp/report")"
 most=$(sed 's/.* records, \([0-9]*\) page tables.*/\1/' "$tmp/lines" | sort -n |
 	tail -n 1)
-[ "$most" = "$peak" ] || fail "the line's most tables $most, the report's peak $peak"
+# The line samples once a second, the report takes the peak at a reading
+# of /proc: on a loaded machine the line may miss the last tables of the
+# peak, never show more.
+[ "$most" -le "$peak" ] && [ "$most" -ge $((peak - peak / 10)) ] ||
+	fail "the line's most tables $most, the report's peak $peak"
 # Seconds counted up, one line each.
 [ "$(sed -n 1p "$tmp/lines" | cut -d' ' -f3)" -le 1 ] ||
 	fail "first line: $(sed -n 1p "$tmp/lines")"
