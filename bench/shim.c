@@ -7,8 +7,9 @@
  * receiver in this process (ACKs HELLO and EXIT, reads and drops the rest,
  * from the record ring as the daemon does, or from the socket with the
  * shim's ring=0: the cost of a send per record) without and with call
- * stacks.  Median of REPEAT runs; the ratio is
- * against the baseline of the same run.  Then what the shim's ioctl
+ * stacks.  REPEAT rounds of every variant, in a rotating order; the
+ * medians of the times and of each round's ratio to its run without the
+ * shim.  Then what the shim's ioctl
  * interposer costs every request it lets through (FIONREAD of a pipe):
  * the child calls ioctl, and glibc's ioctl found past the shim
  * (dlsym(RTLD_NEXT)), in alternate batches, the fastest batch of each
@@ -247,17 +248,6 @@ static const char *child_output(const char *self, const char *what,
 	return text;
 }
 
-/* Median ns per pair of the child run with env. */
-static double run_child(const char *self, const char *what, char *const env[])
-{
-	double ns[REPEAT];
-
-	for (int r = 0; r < REPEAT; r++)
-		ns[r] = atof(child_output(self, what, env));
-	qsort(ns, REPEAT, sizeof(ns[0]), cmp_double);
-	return ns[REPEAT / 2];
-}
-
 struct variant {
 	const char *name;
 	char **env;
@@ -305,29 +295,48 @@ int main(int argc, char **argv)
 		{ "socket, 4 frames", sock_traced },
 	};
 
-	printf("mmap+munmap of one anonymous page, %d pairs, median of %d runs "
+	printf("mmap+munmap of one anonymous page, %d pairs, median of %d rounds, "
+	       "ratios to each round's run without the shim "
 	       "(%d records a traced run)\n", PAIRS, REPEAT,
 	       2 * (PAIRS + PAIRS / 10) + 2);
 	size_t nruns = sizeof(runs) / sizeof(runs[0]);
-	double base = 0;
+	double ns[REPEAT][sizeof(runs) / sizeof(runs[0])];
+	unsigned long got[sizeof(runs) / sizeof(runs[0])] = { 0 };
+	/* Each round runs every variant, in an order that rotates: load that
+	 * comes and goes spoils a round's ratios together, not one variant. */
+	for (int r = 0; r < REPEAT; r++)
+		for (size_t j = 0; j < nruns; j++) {
+			size_t i = (j + (size_t)r) % nruns;
+			unsigned long before = rc.records;
+			ns[r][i] = atof(child_output(self, "--map-loop", runs[i].env));
+			got[i] += rc.records - before;
+		}
 	for (size_t i = 0; i < nruns; i++) {
-		unsigned long before = rc.records;
-		double ns = run_child(self, "--map-loop", runs[i].env);
-		if (!i)
-			base = ns;
+		double t[REPEAT], ratio[REPEAT];
+		for (int r = 0; r < REPEAT; r++) {
+			t[r] = ns[r][i];
+			ratio[r] = ns[r][i] / ns[r][0];
+		}
+		qsort(t, REPEAT, sizeof(t[0]), cmp_double);
+		qsort(ratio, REPEAT, sizeof(ratio[0]), cmp_double);
+		double base[REPEAT];
+		for (int r = 0; r < REPEAT; r++)
+			base[r] = ns[r][0];
+		qsort(base, REPEAT, sizeof(base[0]), cmp_double);
 		printf("%-18s %7.0f ns/pair %6.2fx  %5.0f ns added per call, "
-		       "%lu records received\n", runs[i].name, ns, ns / base,
-		       (ns - base) / 2, rc.records - before);
+		       "%lu records received\n", runs[i].name, t[REPEAT / 2],
+		       ratio[REPEAT / 2], (t[REPEAT / 2] - base[REPEAT / 2]) / 2,
+		       got[i] / REPEAT);
 	}
 	printf("ioctl(FIONREAD) of a pipe, the fastest of %d batches of %d "
 	       "(none traced)\n", BATCHES, BATCH);
 	for (size_t i = 0; i < nruns; i++) {
-		double ns[2];
+		double call[2];
 		if (sscanf(child_output(self, "--ioctl-loop", runs[i].env), "%lf %lf",
-			   &ns[0], &ns[1]) != 2)
+			   &call[0], &call[1]) != 2)
 			exit(1);
 		printf("%-18s %6.1f ns/call, %6.1f past the shim: %5.1f ns added\n",
-		       runs[i].name, ns[0], ns[1], ns[0] - ns[1]);
+		       runs[i].name, call[0], call[1], call[0] - call[1]);
 	}
 	rc.stop = 1;
 	pthread_join(thread, NULL);
