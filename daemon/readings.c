@@ -105,7 +105,8 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 		const struct mm_run *m = &img->runs[i];
 		r->run[r->n] = (struct pts_ck_run){
 			m->start, m->end,
-			(m->huge ? PTS_RUN_HUGE : 0) | (m->anon ? PTS_RUN_ANON : 0),
+			(m->huge ? PTS_RUN_HUGE : 0) | (m->anon ? PTS_RUN_ANON : 0) |
+				(m->written ? PTS_RUN_WRITTEN : 0),
 			0,
 		};
 		if (++r->n == RUNS_PER_REC) {

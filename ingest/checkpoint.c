@@ -134,6 +134,7 @@ static void gather(struct ingest *g, struct ck_accum *ck,
 			r->run[i].start, r->run[i].end,
 			r->run[i].flags & PTS_RUN_HUGE,
 			r->run[i].flags & PTS_RUN_ANON,
+			r->run[i].flags & PTS_RUN_WRITTEN,
 		};
 }
 

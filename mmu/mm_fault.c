@@ -284,12 +284,14 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	uint64_t sb = align_down(lo, MM_SPAN(PT_PTE));
 	unsigned a = (lo - sb) >> MM_PAGE_SHIFT, b = (hi - sb) >> MM_PAGE_SHIFT;
 	uint64_t mask[PT_ENTRIES / 64], obs[PT_ENTRIES / 64] = { 0 };
+	bool written = false;
 	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 		mask[k] = pt_mask_word(a, b, k);
 	for (size_t j = ri; j < n && runs[j].start < hi; j++) {
 		uint64_t rs = max_u64(runs[j].start, lo), re = min_u64(runs[j].end, hi);
 		if (rs >= re)
 			continue;
+		written |= runs[j].written;
 		unsigned ra = (rs - sb) >> MM_PAGE_SHIFT, rb = (re - sb) >> MM_PAGE_SHIFT;
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 			obs[k] |= pt_mask_word(ra, rb, k);
@@ -313,12 +315,13 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 			t->e[k] |= obs[k];
 		}
 	}
-	/* cow-pte: a page gone from a shared table is this process's change:
-	 * the table breaks first. */
-	bool gone = false;
+	/* cow-pte: a page gone from a shared table, or one this process maps
+	 * alone (written since the fork, by it or by the other side), is a
+	 * change: the table breaks first. */
+	bool changed = written;
 	for (unsigned k = 0; t && cow_shared(w, t) && k < PT_ENTRIES / 64; k++)
-		gone |= (t->e[k] & mask[k] & ~obs[k]) != 0;
-	if (gone && cow_own(w, mm, sb, &t, &shared))
+		changed |= (t->e[k] & mask[k] & ~obs[k]) != 0;
+	if (changed && t && cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
 		return -ENOMEM;
 	if (t && !shared)
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
