@@ -77,15 +77,21 @@ static size_t step(void)
 	return percent ? 100 / percent : 0;
 }
 
-/* (a): the pages of [p, p + len) that pid maps exclusively, by pread of
- * its pagemap, 4096 entries at a time. */
-static size_t exclusive_pages(pid_t pid, const char *p, size_t len)
+static int pagemap_of(pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		die(path);
+	return fd;
+}
+
+/* (a): the pages of [p, p + len) that pid maps exclusively, by pread of
+ * its pagemap, 4096 entries at a time. */
+static size_t exclusive_pages(pid_t pid, const char *p, size_t len)
+{
+	int fd = pagemap_of(pid);
 	static uint64_t e[4096];
 	size_t n = 0, pages = len / PAGE;
 	for (size_t at = 0; at < pages;) {
@@ -106,11 +112,7 @@ static size_t exclusive_pages(pid_t pid, const char *p, size_t len)
 /* (b): the pages of [p, p + len) PAGEMAP_SCAN finds written, by ranges. */
 static size_t written_pages(pid_t pid, const char *p, size_t len)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		die(path);
+	int fd = pagemap_of(pid);
 	static struct page_region vec[512];
 	size_t n = 0;
 	for (uint64_t at = (uintptr_t)p, end = at + len; at < end;) {

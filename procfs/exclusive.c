@@ -11,9 +11,9 @@
  * writes: docs/procfs.md, "Written pages").
  */
 #include <errno.h>
-#include <unistd.h>
 
 #include "image.h"
+#include "procfs_internal.h"
 #include "lib/grow.h"
 
 #define PM_PRESENT (1ULL << 63)
@@ -46,15 +46,11 @@ int procfs_image_add_run(int fd, struct procfs_image *img,
 		return append(img, m, m->start, m->end, false);
 	uint64_t e[ENTRIES_PER_READ];
 	for (uint64_t at = m->start; at < m->end;) {
-		uint64_t pages = (m->end - at) >> MM_PAGE_SHIFT;
-		size_t want = pages < ENTRIES_PER_READ ? pages : ENTRIES_PER_READ;
-		ssize_t r = pread(fd, e, want * sizeof(*e),
-				  (off_t)((at >> MM_PAGE_SHIFT) * sizeof(*e)));
+		ssize_t r = procfs_pagemap_entries(fd, at, m->end, e,
+						   ENTRIES_PER_READ);
 		if (r < 0)
-			return -errno;
-		if (r == 0 || r % sizeof(*e))
-			return r ? -EPROTO : -ESRCH; /* reaped since the open */
-		for (size_t i = 0; i < (size_t)r / sizeof(*e); i++, at += MM_PAGE_SIZE) {
+			return (int)r;
+		for (ssize_t i = 0; i < r; i++, at += MM_PAGE_SIZE) {
 			bool alone = (e[i] & (PM_PRESENT | PM_EXCLUSIVE)) ==
 				     (PM_PRESENT | PM_EXCLUSIVE);
 			int err = append(img, m, at, at + MM_PAGE_SIZE, alone);

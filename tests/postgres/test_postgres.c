@@ -39,17 +39,11 @@
 #include <cmocka.h>
 
 #include "json_read.h"
-#include "pg_cluster.h"
-#include "skip.h"
+#include "pg_test.h"
 
 #ifndef PTSHARE_PATH
 #error "PTSHARE_PATH must name the ptshare executable"
 #endif
-
-#define CLIENTS 8
-#define SCALE 10
-#define SECONDS 15
-#define PGBENCH_S 300    /* bound of the select-only run (15 s of it) */
 
 struct pg_test {
 	struct pg_cluster c;
@@ -90,11 +84,11 @@ static void run_workload(struct pg_test *t, pid_t *postmaster)
 	assert_int_equal(pg_cluster_wait_ready(&t->c), 0);
 	*postmaster = pg_postmaster_pid(&t->c);
 	assert_true(*postmaster > 0);
-	assert_int_equal(pg_pgbench_init(&t->c, SCALE), 0);
+	assert_int_equal(pg_pgbench_init(&t->c, PG_SCALE), 0);
 	struct pg_cmd bench;
-	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, CLIENTS, SECONDS), 0);
-	pg_list_processes(&t->c, &t->l, CLIENTS);
-	int r = pg_cmd_finish(&bench, PGBENCH_S);
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, PG_SECONDS), 0);
+	pg_list_processes(&t->c, &t->l, PG_CLIENTS);
+	int r = pg_cmd_finish(&bench, PG_PGBENCH_S);
 	if (r || pg_pgbench_figures(&bench, &t->tps, &t->connect_ms)) {
 		pg_cluster_print_log(&t->c);
 		fail_msg("pgbench -S failed (exit %d):\n%s", r, bench.out);
@@ -145,9 +139,9 @@ static void check_processes(const struct pg_test *t, const struct jr_value *doc,
 		if (!pg_listing_has_type(&t->l, pg_aux_types[i]))
 			fail_msg("pg_stat_activity never listed the %s",
 				 pg_aux_types[i]);
-	if (pg_listing_pgbench(&t->l) < CLIENTS)
+	if (pg_listing_pgbench(&t->l) < PG_CLIENTS)
 		fail_msg("pg_stat_activity listed %zu pgbench backends, not %d",
-			 pg_listing_pgbench(&t->l), CLIENTS);
+			 pg_listing_pgbench(&t->l), PG_CLIENTS);
 	if (jr_path_u64(doc, "stream.refused", 1) || jr_path_u64(doc, "stream.malformed", 1))
 		fail_msg("records refused %llu, malformed %llu",
 			 (unsigned long long)jr_path_u64(doc, "stream.refused", 1),
@@ -276,7 +270,7 @@ static void test_pgbench_under_ptshare_run(void **state)
 	run_workload(t, &postmaster);
 	printf("pgbench -S -c %d -T %d: %.0f tps, initial connection time %.1f "
 	       "ms; pg_stat_activity listed %zu processes, %zu of pgbench\n",
-	       CLIENTS, SECONDS, t->tps, t->connect_ms, t->l.n,
+	       PG_CLIENTS, PG_SECONDS, t->tps, t->connect_ms, t->l.n,
 	       pg_listing_pgbench(&t->l));
 	struct jr_error err;
 	struct jr_value *doc = jr_parse_file(t->json, &err);
@@ -299,13 +293,9 @@ static void test_pgbench_under_ptshare_run(void **state)
 
 int main(void)
 {
-	char why[512];
-	if (pg_cluster_find(&the_test.c, why, sizeof(why))) {
-		/* CI installs PostgreSQL (scripts/test.sh): there a missing
-		 * prerequisite is a failure, not a reason to skip. */
-		printf("%s: %s\n", test_under_ci() ? "failed" : "skipped", why);
-		return test_under_ci() ? 1 : TEST_SKIPPED;
-	}
+	int unrunnable = pg_test_unrunnable(&the_test.c);
+	if (unrunnable >= 0)
+		return unrunnable;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_pgbench_under_ptshare_run,
 						setup, teardown),

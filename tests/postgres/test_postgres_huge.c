@@ -51,17 +51,12 @@
 #include <cmocka.h>
 
 #include "json_read.h"
-#include "pg_cluster.h"
-#include "skip.h"
+#include "pg_test.h"
 
 #ifndef PTSHARE_PATH
 #error "PTSHARE_PATH must name the ptshare executable"
 #endif
 
-#define CLIENTS 8
-#define SCALE 10
-#define SECONDS 15
-#define PGBENCH_S 300     /* bound of the select-only run (15 s of it) */
 #define TEST_S 840        /* the alarm: under ctest's 900 */
 #define TOLERANCE 0.01
 #define SETARCH "/usr/bin/setarch"
@@ -159,19 +154,19 @@ static void run_load(struct huge_test *t, struct pg_run *run)
 	}
 	run->postmaster = pg_postmaster_pid(&t->c);
 	assert_true(run->postmaster > 0);
-	assert_int_equal(pg_pgbench_init(&t->c, SCALE), 0);
+	assert_int_equal(pg_pgbench_init(&t->c, PG_SCALE), 0);
 	struct pg_cmd bench;
 	double tps, connect_ms;
-	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, CLIENTS, SECONDS), 0);
-	pg_list_processes(&t->c, &run->l, CLIENTS);
-	int r = pg_cmd_finish(&bench, PGBENCH_S);
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, PG_SECONDS), 0);
+	pg_list_processes(&t->c, &run->l, PG_CLIENTS);
+	int r = pg_cmd_finish(&bench, PG_PGBENCH_S);
 	if (r || pg_pgbench_figures(&bench, &tps, &connect_ms)) {
 		pg_cluster_print_log(&t->c);
 		fail_msg("pgbench -S failed (exit %d):\n%s", r, bench.out);
 	}
 	pg_cmd_free(&bench);
 	printf("huge_pages=%s: pgbench -S -c %d -T %d: %.0f tps\n",
-	       t->c.huge_pages ? "on" : "off", CLIENTS, SECONDS, tps);
+	       t->c.huge_pages ? "on" : "off", PG_CLIENTS, PG_SECONDS, tps);
 	if ((r = pg_cluster_stop(&t->c))) {
 		pg_cluster_print_log(&t->c);
 		fail_msg("ptshare run ended with %d", r);
@@ -340,8 +335,8 @@ static void test_prediction_equals_huge_pages_on(void **state)
 		       (double)on.vmpte);
 	jr_free(doc_off);
 	jr_free(doc_on);
-	assert_int_equal(off.backends, CLIENTS);
-	assert_int_equal(on.backends, CLIENTS);
+	assert_int_equal(off.backends, PG_CLIENTS);
+	assert_int_equal(on.backends, PG_CLIENTS);
 	assert_int_equal(off.procs, on.procs);
 	if ((double)off.huge_kb < lo || (double)off.huge_kb > hi)
 		fail_msg("hugetlb-2m predicts %lld kB, huge_pages=on has %lld kB: "
@@ -352,11 +347,9 @@ static void test_prediction_equals_huge_pages_on(void **state)
 
 int main(void)
 {
-	char why[512];
-	if (pg_cluster_find(&the_test.c, why, sizeof(why))) {
-		printf("%s: %s\n", test_under_ci() ? "failed" : "skipped", why);
-		return test_under_ci() ? 1 : TEST_SKIPPED;
-	}
+	int unrunnable = pg_test_unrunnable(&the_test.c);
+	if (unrunnable >= 0)
+		return unrunnable;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prediction_equals_huge_pages_on,
 						setup, teardown),
