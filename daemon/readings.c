@@ -124,7 +124,7 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 static void read_one(struct readings *rd, struct ingest *g,
 		     const struct ingest_reading *want)
 {
-	struct procfs_image img = { 0 };
+	struct procfs_image img = { .written = want->written };
 	struct feed f = { .g = g, .pid = want->pid };
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);

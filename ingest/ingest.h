@@ -143,6 +143,8 @@ struct ingest_reading {
 	int32_t pid;
 	uint32_t reason; /* enum pts_ck_reason */
 	uint32_t uid;    /* the process's as the ingest knows it */
+	bool written;    /* read which anonymous pages it maps alone: a
+			  * cow-pte world is fed (procfs_image.written) */
 };
 /* Every process's /proc is owed now: on the daemon's timer, and at the
  * end of a run. */

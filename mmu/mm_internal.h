@@ -253,6 +253,13 @@ static inline struct pt_table *mm_pte_hint(const struct mm_world *w,
 		       ? mm->pte_hint : NULL;
 }
 
+/* The level of the tables whose entries map pages of 1 << shift bytes
+ * (hugetlb), or of small pages (shift 0): a VMA's leaf. */
+static inline unsigned mm_leaf_of_shift(uint32_t shift)
+{
+	return shift ? (shift - 12) / 9 : PT_PTE;
+}
+
 /* mm_mshare.c: regions whose tables exist once, in the host */
 bool mm_mshare_wants(const struct mm_policy *p, const struct mm_mapping *m);
 void mm_mshare_link(struct mm_world *w, struct mm_vma *v);

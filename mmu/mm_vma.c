@@ -76,7 +76,7 @@ struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 	}
 	*v = *tmpl;
 	v->mm = mm;
-	v->leaf = v->huge_shift ? (v->huge_shift - 12) / 9 : PT_PTE;
+	v->leaf = (uint8_t)mm_leaf_of_shift(v->huge_shift);
 	v->as_huge = mm_vma_as_huge(&w->policy, v);
 	v->obj_prev = v->obj_next = NULL;
 	return v;

@@ -42,7 +42,7 @@ static int append(struct procfs_image *img, const struct mm_run *m,
 int procfs_image_add_run(int fd, struct procfs_image *img,
 			 const struct mm_run *m)
 {
-	if (!m->anon || m->huge)
+	if (!img->written || !m->anon || m->huge)
 		return append(img, m, m->start, m->end, false);
 	uint64_t e[ENTRIES_PER_READ];
 	for (uint64_t at = m->start; at < m->end;) {

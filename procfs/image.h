@@ -18,6 +18,9 @@ struct procfs_image {
 	/* VmPTE did not change while maps and pagemap were read (after a few
 	 * tries): the model and the kernel describe the same moment. */
 	bool stable;
+	/* In: mark the written pages (8 bytes read per anonymous page, for
+	 * cow-pte); else runs are never written. */
+	bool written;
 };
 
 /*
@@ -29,7 +32,8 @@ int procfs_image_read(int pid, const struct procfs_fs_table *fs,
 		      struct procfs_image *img);
 
 /* exclusive.c: the run m appended to img's, its anonymous small pages cut
- * where pagemap (fd) says the process maps them alone, those written.  0,
+ * (when img->written) where pagemap (fd) says the process maps them alone,
+ * those written.  0,
  * -ENOMEM, or the read's error (-ESRCH: the process was reaped). */
 int procfs_image_add_run(int fd, struct procfs_image *img,
 			 const struct mm_run *m);
