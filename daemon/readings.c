@@ -5,15 +5,18 @@
 #include "access.h"
 #include "lib/clock.h"
 #include "readings.h"
+#include "report/symbols.h"
 
 /* A record under construction, fed in when full or done. */
 union ck_buf {
 	struct pts_hdr h;
 	struct pts_ck_begin begin;
 	struct pts_ck_user user;
+	struct pts_ck_cgroup cgroup;
 	struct pts_ck_vmas vmas;
 	struct pts_ck_runs runs;
 	struct pts_ck_name name;
+	struct pts_ck_build_id build_id;
 	struct pts_ck_end end;
 	uint64_t align;
 	uint8_t b[PTS_REC_MAX];
@@ -54,7 +57,28 @@ static bool ck_vma_of(const struct procfs_vma *pv, struct pts_ck_vma *out)
 	return true;
 }
 
-/* The paths of the objects the ingest has not named yet. */
+/* After its name, the build id of an ELF file, read from its path when
+ * that is still the file mapped (same device and inode). */
+static void emit_build_id(struct feed *f, const struct procfs_vma *pv,
+			  const struct pts_ck_vma *v)
+{
+	struct pts_ck_build_id *r = &f->r.build_id;
+	if (v->kind != MM_OBJ_FILE || pv->deleted)
+		return;
+	size_t n = report_build_id(pv->path, v->dev, v->ino, r->id,
+				   PTS_BUILD_ID_MAX);
+	if (!n)
+		return;
+	r->dev = v->dev;
+	r->ino = v->ino;
+	r->kind = v->kind;
+	r->version = PTS_BUILD_ID_VERSION;
+	r->len = (uint16_t)n;
+	emit(f, PTS_CK_BUILD_ID, sizeof(*r) + n);
+}
+
+/* The paths of the objects the ingest has not named yet, and the build
+ * ids of those that are ELF files. */
 static void emit_names(struct feed *f, const struct procfs_image *img)
 {
 	struct pts_ck_name *r = &f->r.name;
@@ -78,6 +102,7 @@ static void emit_names(struct feed *f, const struct procfs_image *img)
 		}
 		r->len = (uint32_t)len;
 		emit(f, PTS_CK_NAME, sizeof(*r) + len);
+		emit_build_id(f, pv, &v);
 	}
 }
 
@@ -119,7 +144,8 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 }
 
 /* Reads the process's /proc and feeds it in as checkpoint records: its
- * user when it changed (and whether the daemon serves that one), the
+ * user when it changed (and whether the daemon serves that one), its
+ * cgroup when it changed, the
  * objects' names, the mappings, the populated pages, VmPTE. */
 static void read_one(struct readings *rd, struct ingest *g,
 		     const struct ingest_reading *want)
@@ -128,6 +154,9 @@ static void read_one(struct readings *rd, struct ingest *g,
 	struct feed f = { .g = g, .pid = want->pid };
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);
+	char cgroup[PTS_CGROUP_MAX + 1];
+	bool moved = !err && !procfs_cgroup_read(want->pid, cgroup, sizeof(cgroup)) &&
+		     strcmp(cgroup, want->cgroup);
 	f.r.begin = (struct pts_ck_begin){ .pid = want->pid,
 					   .reason = want->reason };
 	emit(&f, PTS_CK_BEGIN, sizeof(f.r.begin));
@@ -137,6 +166,12 @@ static void read_one(struct readings *rd, struct ingest *g,
 			.served = access_may_connect(img.status.uid),
 		};
 		emit(&f, PTS_CK_USER, sizeof(f.r.user));
+	}
+	if (moved) {
+		size_t len = strlen(cgroup);
+		f.r.cgroup = (struct pts_ck_cgroup){ .len = (uint32_t)len };
+		memcpy(f.r.cgroup.path, cgroup, len);
+		emit(&f, PTS_CK_CGROUP, sizeof(f.r.cgroup) + len);
 	}
 	if (!err) {
 		emit_names(&f, &img);

@@ -62,7 +62,8 @@ struct ingest_action {
 	} ack[INGEST_MAX_ACKS];
 	unsigned nack;
 	bool drop;
-	bool take_uffd;       /* the packet's one fd is its userfaultfd */
+	bool take_uffd;       /* the packet's first fd is its userfaultfd */
+	bool take_ring;       /* its record ring's memfd follows (wire.h) */
 	int hello_uffd_errno; /* a HELLO without one: why (0: none asked) */
 	struct ingest_uffd_op uffd[INGEST_MAX_UFFD];
 	unsigned nuffd;
@@ -143,6 +144,9 @@ struct ingest_reading {
 	int32_t pid;
 	uint32_t reason; /* enum pts_ck_reason */
 	uint32_t uid;    /* the process's as the ingest knows it */
+	/* its cgroup as the ingest knows it ("": none yet), until the
+	 * reading's first record */
+	const char *cgroup;
 	bool written;    /* read which anonymous pages it maps alone: a
 			  * cow-pte world is fed (procfs_image.written) */
 };
@@ -163,6 +167,7 @@ bool ingest_object_named(const struct ingest *g,
  * huge_shift then its huge page's, 0 for shmem). */
 struct ingest_range {
 	uint64_t start, end;
+	uint64_t dev, ino;    /* the file mapped; 0 for anonymous memory */
 	uint32_t huge_shift;
 	bool shared_memory;
 };
@@ -203,6 +208,13 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
  * ended): the report says why, what it misses, and whether the trace
  * ended inside a record (torn). */
 void ingest_cut_short(struct ingest *g, const char *why, bool torn);
+
+/* How far the run is, into the watcher's page (wire.h): the processes
+ * modelled, the records received and today's table pages, now. */
+void ingest_progress(const struct ingest *g, struct pts_heartbeat *hb);
+
+/* The reports' processes grouped by by (--group-by); before any record. */
+void ingest_group_by(struct ingest *g, enum report_group_by by);
 
 /* The report: the processes at the peak of today's tables, and every
  * process seen at its last checkpoint.  Owned by the ingest, valid until

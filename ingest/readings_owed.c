@@ -91,6 +91,7 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 			continue;
 		}
 		*out = (struct ingest_reading){ s->pid, o->reason, s->uid,
+						s->last.proc.cgroup,
 						wants_written(g) };
 		if (o->kind == OWED_ALL_ADOPT) {
 			o->kind = OWED_ALL; /* the same entry again, after */
