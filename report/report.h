@@ -311,6 +311,9 @@ struct report {
 	size_t nflames;
 	struct report_build_id *build_ids; /* ingest_check_build_ids */
 	size_t nbuild_ids, cap_build_ids;
+	enum report_group_by group_by;
+	struct report_group *groups; /* by today's tables, largest first */
+	size_t ngroups;
 };
 
 int report_build(struct report *r, const struct report_input *in);
@@ -329,12 +332,6 @@ void report_flamegraph(FILE *f, const struct report *r, size_t k);
 /* The file of policy k's flame graph: path for 0, path.LABEL for k. */
 const char *report_flamegraph_path(const struct report *r, size_t k,
 				   const char *path, char *buf, size_t len);
-	enum report_group_by group_by;
-	struct report_group *groups; /* by today's tables, largest first */
-	size_t ngroups;
-};
-
-int report_build(struct report *r, const struct report_input *in);
 /* r->groups of r->rows by r->group_by (report_group.c): 0, or -ENOMEM. */
 int report_group(struct report *r);
 /* "process", "command", "user", "cgroup"; NULL for REPORT_GROUP_NONE. */
