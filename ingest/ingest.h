@@ -213,8 +213,11 @@ void ingest_cut_short(struct ingest *g, const char *why, bool torn);
  * modelled, the records received and today's table pages, now. */
 void ingest_progress(const struct ingest *g, struct pts_heartbeat *hb);
 
-/* The reports' processes grouped by by (--group-by); before any record. */
-void ingest_group_by(struct ingest *g, enum report_group_by by);
+/* The reports' processes grouped by by (--group-by), and with flames the
+ * flame graphs' stacks (--flamegraph: each peak then walks every world's
+ * tables once more); before any record. */
+void ingest_report_options(struct ingest *g, enum report_group_by by,
+			   bool flames);
 
 /* The report: the processes at the peak of today's tables, and every
  * process seen at its last checkpoint.  Owned by the ingest, valid until

@@ -121,7 +121,7 @@ static int current_input(struct ingest *g, struct report_input *in,
 			return -ENOMEM;
 		}
 	*in = (struct report_input){
-		.command = command, .group_by = g->group_by,
+		.command = command, .group_by = g->group_by, .flames = g->flames,
 		.ws = g->ws, .procs = g->procs, .nprocs = n,
 		.objects = g->objects, .nobjects = g->nobjects,
 		.min_mapping = MM_SPAN(PT_PTE),
@@ -248,9 +248,11 @@ void ingest_progress(const struct ingest *g, struct pts_heartbeat *hb)
 	__atomic_store_n(&hb->tables, report_sum3(t), __ATOMIC_RELAXED);
 }
 
-void ingest_group_by(struct ingest *g, enum report_group_by by)
+void ingest_report_options(struct ingest *g, enum report_group_by by,
+			   bool flames)
 {
 	g->group_by = by;
+	g->flames = flames;
 }
 
 const struct report *ingest_report(struct ingest *g)

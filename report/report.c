@@ -531,7 +531,7 @@ int report_build(struct report *r, const struct report_input *in)
 	*r = (struct report){ 0 };
 	r->group_by = in->group_by;
 	if (fill_header(r, in) || fill_rows(r, in) || fill_mappings(r, in) ||
-	    report_flames_build(r, in) || report_group(r)) {
+	    (in->flames && report_flames_build(r, in)) || report_group(r)) {
 		report_free(r);
 		return -ENOMEM;
 	}

@@ -198,6 +198,7 @@ struct report_input {
 	const struct report_skip *skips;
 	size_t nskips;
 	uint64_t min_mapping; /* list mappings at least this big */
+	bool flames;          /* keep the flame graphs' stacks (--flamegraph) */
 	const struct report_final *finals; /* ptshare run: every process seen */
 	size_t nfinals;
 	const struct report_stream *stream; /* ptshare run, else NULL */

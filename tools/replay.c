@@ -106,7 +106,7 @@ int cmd_replay(int argc, char **argv)
 		mm_worlds_free(&ws);
 		return 1;
 	}
-	ingest_group_by(g, p.v.group_by_n);
+	ingest_report_options(g, p.v.group_by_n, p.v.flamegraph);
 	struct trace_error te;
 	int r = ingest_trace_replay(f, g, false, &te);
 	if (r)

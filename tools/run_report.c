@@ -47,7 +47,7 @@ void run_report_rebuild(const char *who, const char *trace,
 		mm_worlds_free(&r->ws);
 		return;
 	}
-	ingest_group_by(r->replay, v->group_by_n);
+	ingest_report_options(r->replay, v->group_by_n, v->flamegraph);
 	struct trace_error te;
 	int read = ingest_trace_replay(f, r->replay, cut != NULL, &te);
 	fclose(f);

@@ -529,7 +529,7 @@ static void cgroup_from_reading(void **state)
 {
 	struct fixture *f = *state;
 	struct ingest_action act;
-	ingest_group_by(f->g, REPORT_GROUP_CGROUP);
+	ingest_report_options(f->g, REPORT_GROUP_CGROUP, false);
 	hello(f, 100, 0, &act);
 	assert_int_equal(cgroup_reading(f, 100, "/system.slice/a.service", 23), 0);
 	const struct report *r = ingest_report(f->g);
