@@ -130,7 +130,8 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 		const struct mm_run *m = &img->runs[i];
 		r->run[r->n] = (struct pts_ck_run){
 			m->start, m->end,
-			(m->huge ? PTS_RUN_HUGE : 0) | (m->anon ? PTS_RUN_ANON : 0),
+			(m->huge ? PTS_RUN_HUGE : 0) | (m->anon ? PTS_RUN_ANON : 0) |
+				(m->written ? PTS_RUN_WRITTEN : 0),
 			0,
 		};
 		if (++r->n == RUNS_PER_REC) {
@@ -149,7 +150,7 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 static void read_one(struct readings *rd, struct ingest *g,
 		     const struct ingest_reading *want)
 {
-	struct procfs_image img = { 0 };
+	struct procfs_image img = { .written = want->written };
 	struct feed f = { .g = g, .pid = want->pid };
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);

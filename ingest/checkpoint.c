@@ -71,9 +71,12 @@ static void ck_end(struct ingest *g, struct session *s,
 					       mm_world_error(g->ws->w[k]));
 	s->in_checkpoint = false;
 	struct mm_proc_stats st;
-	if (mm_proc_stats(g->ws->w[0], pid, &st))
+	for (size_t k = 0; k < g->ws->n; k++)
+		s->last.policy_kb[k] = mm_proc_stats(g->ws->w[k], pid, &st)
+			? -1 : (int64_t)(4 * report_sum3(st.tables));
+	if (s->last.policy_kb[0] < 0)
 		return;
-	s->last.model_kb = (int64_t)(4 * report_sum3(st.tables));
+	s->last.model_kb = s->last.policy_kb[0];
 	s->last.proc.vmpte_kb = e->vmpte_kb;
 	s->last.proc.stable = e->stable;
 	s->last.reason = ck->reason;
@@ -132,6 +135,7 @@ static void gather(struct ingest *g, struct ck_accum *ck,
 			r->run[i].start, r->run[i].end,
 			r->run[i].flags & PTS_RUN_HUGE,
 			r->run[i].flags & PTS_RUN_ANON,
+			r->run[i].flags & PTS_RUN_WRITTEN,
 		};
 }
 

@@ -147,6 +147,8 @@ struct ingest_reading {
 	/* its cgroup as the ingest knows it ("": none yet), until the
 	 * reading's first record */
 	const char *cgroup;
+	bool written;    /* read which anonymous pages it maps alone: a
+			  * cow-pte world is fed (procfs_image.written) */
 };
 /* Every process's /proc is owed now: on the daemon's timer, and at the
  * end of a run. */

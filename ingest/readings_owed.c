@@ -71,6 +71,16 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason)
  * whose parent's PTS_FORK never came is adopted first (see adopt()), then
  * read; one that said PTS_EXIT was read then, its last (a reading now
  * would see its address space torn down). */
+/* Whether a world copies shared tables on writes (cow-pte): only then is
+ * reading the written pages worth its cost (docs/procfs.md). */
+static bool wants_written(const struct ingest *g)
+{
+	for (size_t k = 0; k < g->ws->n; k++)
+		if (g->ws->policy[k].cow_pte)
+			return true;
+	return false;
+}
+
 bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 {
 	while (g->next_owed < g->nowed) {
@@ -81,7 +91,8 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 			continue;
 		}
 		*out = (struct ingest_reading){ s->pid, o->reason, s->uid,
-						s->last.proc.cgroup };
+						s->last.proc.cgroup,
+						wants_written(g) };
 		if (o->kind == OWED_ALL_ADOPT) {
 			o->kind = OWED_ALL; /* the same entry again, after */
 			if (s->hello_seq && !s->in_model) {

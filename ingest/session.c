@@ -55,6 +55,8 @@ struct session *ingest_session_new(struct ingest *g, int32_t pid,
 		.proc = { .pid = (uint32_t)pid, .uid = uid, .vmpte_kb = -1 },
 		.model_kb = -1,
 	};
+	for (size_t k = 0; k < MM_WORLDS_MAX; k++)
+		s->last.policy_kb[k] = -1;
 	return s;
 }
 

@@ -133,6 +133,12 @@ static int check_vmas(struct mm_world *w, struct mm_space *mm,
 				   "[%#llx, %#llx)", mm->pid,
 				   (unsigned long long)v->start,
 				   (unsigned long long)v->end);
+		if (v->as_huge != mm_vma_as_huge(&w->policy, v) ||
+		    v->leaf != mm_leaf_of_shift(v->huge_shift))
+			return BAD(w, "process %u: mapping [%#llx, %#llx) has "
+				   "a stale leaf decision", mm->pid,
+				   (unsigned long long)v->start,
+				   (unsigned long long)v->end);
 		prev_end = v->end;
 		*linked += v->obj != NULL;
 	}
@@ -192,6 +198,17 @@ static int check_mshare(struct mm_world *w, struct census *cs)
 	return pgd == w->empty_pgd ? 0 : census_table(w, cs, pgd);
 }
 
+/* The PTE table the fault path would take without a walk is the walk's. */
+static int check_hint(struct mm_world *w, const struct mm_space *mm)
+{
+	uint64_t addr = mm->pte_hint_span << 21;
+	struct pt_table *t = mm_pte_hint(w, mm, addr);
+	if (t && t != mm_pt_lookup(mm->pgd, addr, PT_PTE, NULL))
+		return BAD(w, "process %u: a stale PTE table hint at %#llx",
+			   mm->pid, (unsigned long long)addr);
+	return 0;
+}
+
 int mm_check(struct mm_world *w)
 {
 	int r = mm_begin(w);
@@ -203,9 +220,12 @@ int mm_check(struct mm_world *w)
 		if (mm->pgd->level != PT_PGD || mm->pgd->share != 1)
 			r = BAD(w, "process %u has a bad root table", mm->pid);
 		else if (!(r = check_vmas(w, mm, &linked)) &&
+			 !(r = check_hint(w, mm)) &&
 			 !(r = check_placement(w, mm, mm->pgd, 0)))
 			r = census_table(w, &cs, mm->pgd);
 	}
+	if (!r && w->host)
+		r = check_hint(w, w->host);
 	if (!r)
 		r = check_mshare(w, &cs);
 	int r2 = check_shares(w, &cs); /* also clears the users it counted */

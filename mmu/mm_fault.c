@@ -40,8 +40,8 @@ static int populate_at(struct mm_world *w, struct mm_space *tm,
 		       struct mm_vma *v, struct mm_vma *sv, uint64_t addr,
 		       unsigned leaf, bool write)
 {
-	struct pt_table *t;
-	int r = mm_pt_walk_alloc(w, tm, sv, addr, leaf, &t, NULL);
+	struct pt_table *t = leaf == PT_PTE ? mm_pte_hint(w, tm, addr) : NULL;
+	int r = t ? 0 : mm_pt_walk_alloc(w, tm, sv, addr, leaf, &t, NULL);
 	if (r)
 		return r < 0 ? r : 0;
 	unsigned i = pt_index(addr, leaf);
@@ -66,7 +66,7 @@ static int populate_at(struct mm_world *w, struct mm_space *tm,
 static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		    uint64_t addr, bool write)
 {
-	unsigned leaf = mm_leaf_level_at(&w->policy, v, addr);
+	unsigned leaf = mm_leaf_level_at(v, addr);
 	if (!v->mshare)
 		return populate_at(w, mm, v, v, addr, leaf, write);
 	struct mm_space *host = mm_mshare_host(w);
@@ -143,10 +143,10 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
 	for (uint64_t a = start, next; a < end; a = next) {
 		next = min_u64(align_down(a, unit) + unit, end);
-		bool as_huge = !v->mshare && mm_span_huge(&w->policy, v, a);
+		bool as_huge = !v->mshare && mm_span_huge(v, a);
 		if (v->huge_shift || as_huge) {
 			int r = populate_at(w, tm, v, sv, a,
-					    as_huge ? PT_PMD : mm_vma_leaf_level(v),
+					    as_huge ? PT_PMD : v->leaf,
 					    write);
 			if (r < 0)
 				return r;
@@ -284,12 +284,14 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	uint64_t sb = align_down(lo, MM_SPAN(PT_PTE));
 	unsigned a = (lo - sb) >> MM_PAGE_SHIFT, b = (hi - sb) >> MM_PAGE_SHIFT;
 	uint64_t mask[PT_ENTRIES / 64], obs[PT_ENTRIES / 64] = { 0 };
+	bool written = false;
 	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 		mask[k] = pt_mask_word(a, b, k);
 	for (size_t j = ri; j < n && runs[j].start < hi; j++) {
 		uint64_t rs = max_u64(runs[j].start, lo), re = min_u64(runs[j].end, hi);
 		if (rs >= re)
 			continue;
+		written |= runs[j].written;
 		unsigned ra = (rs - sb) >> MM_PAGE_SHIFT, rb = (re - sb) >> MM_PAGE_SHIFT;
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 			obs[k] |= pt_mask_word(ra, rb, k);
@@ -313,12 +315,13 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 			t->e[k] |= obs[k];
 		}
 	}
-	/* cow-pte: a page gone from a shared table is this process's change:
-	 * the table breaks first. */
-	bool gone = false;
+	/* cow-pte: a page gone from a shared table, or one this process maps
+	 * alone (written since the fork, by it or by the other side), is a
+	 * change: the table breaks first. */
+	bool changed = written;
 	for (unsigned k = 0; t && cow_shared(w, t) && k < PT_ENTRIES / 64; k++)
-		gone |= (t->e[k] & mask[k] & ~obs[k]) != 0;
-	if (gone && cow_own(w, mm, sb, &t, &shared))
+		changed |= (t->e[k] & mask[k] & ~obs[k]) != 0;
+	if (changed && t && cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
 		return -ENOMEM;
 	if (t && !shared)
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
@@ -363,12 +366,12 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 	size_t ri = run_after(runs, n, cb);
 	bool any = ri < n && runs[ri].start < ce;
 	if (v->huge_shift)
-		return observe_leaf(w, mm, v, cb, mm_vma_leaf_level(v), any, true,
+		return observe_leaf(w, mm, v, cb, v->leaf, any, true,
 				    (ce - cb) >> MM_PAGE_SHIFT, newly);
 	uint64_t sb = align_down(cb, MM_SPAN(PT_PTE));
 	/* As if hugetlb or shmem THP: a page seen anywhere in the span was
 	 * one fault mapping all of it; a whole span seen empty was zapped. */
-	if (mm_span_huge(&w->policy, v, cb))
+	if (mm_span_huge(v, cb))
 		return observe_leaf(w, mm, v, sb, PT_PMD, any,
 				    cb == sb && ce == sb + MM_SPAN(PT_PTE), 1,
 				    newly);

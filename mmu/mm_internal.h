@@ -33,6 +33,12 @@ struct mm_vma {
 	uint32_t anon;            /* anon_vma identity; 0: no anonymous pages */
 	bool anon_forked;         /* anon_vma inherited at fork (chain not singular) */
 	uint32_t huge_shift;      /* hugetlb page shift, 0 for small pages */
+	/* Decided once, at creation, for every fault to read: the level of
+	 * the tables whose entries map its pages, and whether the world's
+	 * policy maps its whole aligned 2 MiB spans by PMD leaves
+	 * (mm_vma_as_huge). */
+	uint8_t leaf;
+	bool as_huge;
 	bool mshare;              /* its pages are in its object's mshare region */
 	struct mm_vma *obj_prev, *obj_next;
 	struct avl_node node;     /* in its process's set, by start */
@@ -50,6 +56,11 @@ struct mm_space {
 	struct pt_table *pgd;
 	struct avl_tree vmas;     /* by start, non-overlapping (mm_vma.c) */
 	struct mm_vma *hint;      /* last VMA found: faults come in runs */
+	/* The PTE table of the 2 MiB span pte_hint_span (addr >> 21) last
+	 * walked to, good while the world has unlinked or moved no entry
+	 * since (pte_hint_unlinks == w->unlinks): faults come in runs. */
+	struct pt_table *pte_hint;
+	uint64_t pte_hint_span, pte_hint_unlinks;
 	struct mm_counters c;
 	struct mm_space *prev, *next; /* creation order */
 	/* Scratch of the accounting walk: its share of mshare regions. */
@@ -79,6 +90,7 @@ struct mm_world {
 	struct pt_table *empty_pgd;
 	uint64_t tables[PT_NR_LEVELS]; /* live table pages, deposits included */
 	uint64_t max_tables;      /* of them, 0: no limit */
+	uint64_t unlinks;         /* upper entries cleared or moved, ever */
 	uint64_t findings[MM_FINDING_NR];
 	uint32_t next_anon;
 	/* mshare: the host mm holding every region's tables (no VMAs, not a
@@ -159,7 +171,6 @@ void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end);
 int mm_vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
 			    uint64_t start, uint64_t end);
 bool mm_vma_is_anonymous(const struct mm_vma *v);
-unsigned mm_vma_leaf_level(const struct mm_vma *v);
 uint64_t mm_vma_offset(const struct mm_vma *v, uint64_t addr);
 
 /* mm_object.c */
@@ -206,8 +217,8 @@ int mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
  * hugetlb-2m and thp-shmem: MAP_SHARED shmem and SysV mappings mapped by
  * 2 MiB PMD leaves over every whole aligned 2 MiB span they cover, as
  * hugetlb with 2 MiB pages (huge_pages=on) or shmem THP (shmem_enabled=
- * always) would map them (docs/model.md, "Huge pages").  Inline: every
- * fault of every world asks, and the policy answers no first.
+ * always) would map them (docs/model.md, "Huge pages").  Asked once per
+ * VMA, when it is made (mm_vma_new: v->as_huge), and by the report.
  */
 static inline bool mm_vma_as_huge(const struct mm_policy *p,
 				  const struct mm_vma *v)
@@ -219,19 +230,34 @@ static inline bool mm_vma_as_huge(const struct mm_policy *p,
 }
 
 /* The whole aligned 2 MiB span of addr is in v and mapped by a PMD leaf. */
-static inline bool mm_span_huge(const struct mm_policy *p,
-				const struct mm_vma *v, uint64_t addr)
+static inline bool mm_span_huge(const struct mm_vma *v, uint64_t addr)
 {
 	uint64_t sb = align_down(addr, MM_SPAN(PT_PTE));
-	return mm_vma_as_huge(p, v) && v->start <= sb &&
-	       sb + MM_SPAN(PT_PTE) <= v->end;
+	return v->as_huge && v->start <= sb && sb + MM_SPAN(PT_PTE) <= v->end;
 }
 
 /* The level of the table whose entry maps addr in v. */
-static inline unsigned mm_leaf_level_at(const struct mm_policy *p,
-					const struct mm_vma *v, uint64_t addr)
+static inline unsigned mm_leaf_level_at(const struct mm_vma *v, uint64_t addr)
 {
-	return mm_span_huge(p, v, addr) ? PT_PMD : mm_vma_leaf_level(v);
+	return mm_span_huge(v, addr) ? PT_PMD : v->leaf;
+}
+
+/* The PTE table mapping addr in mm, when it is the last one a walk found
+ * there and nothing has been unlinked since; else NULL (walk). */
+static inline struct pt_table *mm_pte_hint(const struct mm_world *w,
+					   const struct mm_space *mm,
+					   uint64_t addr)
+{
+	return mm->pte_hint_unlinks == w->unlinks &&
+			       mm->pte_hint_span == addr >> 21
+		       ? mm->pte_hint : NULL;
+}
+
+/* The level of the tables whose entries map pages of 1 << shift bytes
+ * (hugetlb), or of small pages (shift 0): a VMA's leaf. */
+static inline unsigned mm_leaf_of_shift(uint32_t shift)
+{
+	return shift ? (shift - 12) / 9 : PT_PTE;
 }
 
 /* mm_mshare.c: regions whose tables exist once, in the host */

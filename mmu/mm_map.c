@@ -70,8 +70,10 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 	struct mm_object *o = NULL;
 	struct mm_vma *v;
 	if (mm_do_unmap(w, mm, m->addr, end) ||
-	    (m->obj.kind != MM_OBJ_ANON && !(o = mm_object_get(w, &m->obj))) ||
-	    !(v = mm_vma_new(w, mm, &tmpl)))
+	    (m->obj.kind != MM_OBJ_ANON && !(o = mm_object_get(w, &m->obj))))
+		return -ENOMEM;
+	tmpl.obj = o; /* what mm_vma_new decides by */
+	if (!(v = mm_vma_new(w, mm, &tmpl)))
 		return -ENOMEM;
 	if (o)
 		mm_object_link(o, v, NULL);

@@ -5,11 +5,12 @@
 #include "mm_internal.h"
 
 /* Moves an upper entry, a table (with its links) or a leaf. */
-static void move_entry(struct pt_table *from, unsigned fi, struct pt_table *to,
-		       unsigned ti)
+static void move_entry(struct mm_world *w, struct pt_table *from, unsigned fi,
+		       struct pt_table *to, unsigned ti)
 {
 	uint64_t e = from->e[fi];
 	from->e[fi] = 0;
+	w->unlinks++; /* a PTE table found by address is elsewhere now */
 	to->e[ti] = e;
 	if (pt_entry_is_table(e)) {
 		from->nr_tables--;
@@ -56,7 +57,7 @@ static int move_small(struct mm_world *w, struct mm_space *mm, uint64_t old,
 			return -ENOMEM;
 		unsigned j = pt_index(na, PT_PUD);
 		if (ext == MM_SPAN(PT_PMD) && !npud->e[j]) {
-			move_entry(opud, i, npud, j); /* move_normal_pud() */
+			move_entry(w, opud, i, npud, j); /* move_normal_pud() */
 			continue;
 		}
 		ext = extent(oa, na, rem, MM_SPAN(PT_PTE));
@@ -69,7 +70,7 @@ static int move_small(struct mm_world *w, struct mm_space *mm, uint64_t old,
 			return -ENOMEM;
 		unsigned l = pt_index(na, PT_PMD);
 		if (ext == MM_SPAN(PT_PTE) && !npmd->e[l]) {
-			move_entry(opmd, k, npmd, l); /* move_normal_pmd() */
+			move_entry(w, opmd, k, npmd, l); /* move_normal_pmd() */
 			continue;
 		}
 		if (pt_entry_is_leaf(opmd->e[k]) && mm_pt_split_leaf(w, opmd,
@@ -96,7 +97,7 @@ static int move_hugetlb(struct mm_world *w, struct mm_space *mm,
 			const struct mm_vma *v, uint64_t old, uint64_t new,
 			uint64_t len)
 {
-	unsigned leaf = mm_vma_leaf_level(v);
+	unsigned leaf = v->leaf;
 	for (uint64_t pos = 0; pos < len; pos += 1ULL << v->huge_shift) {
 		struct pt_table *t = mm_pt_lookup(mm->pgd, old + pos, leaf,
 						  NULL), *nt;
@@ -105,7 +106,7 @@ static int move_hugetlb(struct mm_world *w, struct mm_space *mm,
 			continue;
 		if (!(nt = new_table(w, mm, new + pos, leaf)))
 			return -ENOMEM;
-		move_entry(t, i, nt, pt_index(new + pos, leaf));
+		move_entry(w, t, i, nt, pt_index(new + pos, leaf));
 	}
 	return 0;
 }

@@ -9,12 +9,6 @@ bool mm_vma_is_anonymous(const struct mm_vma *v)
 	return !v->obj;
 }
 
-/* The level of the table whose entries map this VMA's pages. */
-unsigned mm_vma_leaf_level(const struct mm_vma *v)
-{
-	return v->huge_shift ? (v->huge_shift - 12) / 9 : PT_PTE;
-}
-
 /* Byte offset into the object of the page at addr. */
 uint64_t mm_vma_offset(const struct mm_vma *v, uint64_t addr)
 {
@@ -82,6 +76,8 @@ struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 	}
 	*v = *tmpl;
 	v->mm = mm;
+	v->leaf = (uint8_t)mm_leaf_of_shift(v->huge_shift);
+	v->as_huge = mm_vma_as_huge(&w->policy, v);
 	v->obj_prev = v->obj_next = NULL;
 	return v;
 }

@@ -54,6 +54,7 @@ void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx)
 {
 	uint64_t e = t->e[idx];
 	t->e[idx] = 0;
+	w->unlinks++;
 	if (pt_entry_is_table(e)) {
 		t->nr_tables--;
 		pt_put(w, pt_entry_table(e));
@@ -169,6 +170,11 @@ int mm_pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		}
 		t = pt_entry_table(e);
 		sh |= t->share > 1;
+	}
+	if (level == PT_PTE) {
+		mm->pte_hint = t;
+		mm->pte_hint_span = addr >> 21;
+		mm->pte_hint_unlinks = w->unlinks;
 	}
 	*out = t;
 	if (shared)

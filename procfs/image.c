@@ -11,7 +11,8 @@
 #define READ_TRIES 3
 
 /*
- * Scans each mapping on its own, so that a run never straddles two: asking
+ * Scans each mapping on its own, so that a run never straddles two (and
+ * the anonymous pages of each cut where they turn exclusive): asking
  * the kernel which pages are page cache costs it 3.5 times more, and only a
  * private file mapping needs the answer (its anonymous pages are its
  * copied-on-write ones); in private anonymous memory every page but the
@@ -31,17 +32,15 @@ static int scan_mappings(int fd, struct procfs_image *img)
 				priv_file ? 0 : PROCFS_SCAN_NO_FILE, &part);
 		if (r < 0)
 			break;
-		r = grow_array((void **)&img->runs, &img->cap_runs,
-			       img->nruns + part.n, sizeof(*img->runs));
-		if (r)
-			break;
-		for (size_t k = 0; k < part.n; k++) {
-			struct mm_run *m = &img->runs[img->nruns++];
+		for (size_t k = 0; k < part.n && !r; k++) {
+			struct mm_run m = part.runs[k];
 			uint8_t not_anon = priv_file ? PROCFS_PAGE_FILE | PROCFS_PAGE_ZERO
 						     : PROCFS_PAGE_ZERO;
-			*m = part.runs[k];
-			m->anon = !v->shared && !(part.pages[k] & not_anon);
+			m.anon = !v->shared && !(part.pages[k] & not_anon);
+			r = procfs_image_add_run(fd, img, &m);
 		}
+		if (r)
+			break;
 	}
 	procfs_runs_free(&part);
 	return r;

@@ -11,12 +11,16 @@ struct procfs_image {
 	struct procfs_status status;
 	struct procfs_maps maps;
 	/* Populated pages, mapping by mapping; anon set where they are
-	 * anonymous pages of a private mapping. */
+	 * anonymous pages of a private mapping, written where of those the
+	 * process maps alone (exclusive.c). */
 	struct mm_run *runs;
 	size_t nruns, cap_runs;
 	/* VmPTE did not change while maps and pagemap were read (after a few
 	 * tries): the model and the kernel describe the same moment. */
 	bool stable;
+	/* In: mark the written pages (8 bytes read per anonymous page, for
+	 * cow-pte); else runs are never written. */
+	bool written;
 };
 
 /*
@@ -26,6 +30,13 @@ struct procfs_image {
  */
 int procfs_image_read(int pid, const struct procfs_fs_table *fs,
 		      struct procfs_image *img);
+
+/* exclusive.c: the run m appended to img's, its anonymous small pages cut
+ * (when img->written) where pagemap (fd) says the process maps them alone,
+ * those written.  0,
+ * -ENOMEM, or the read's error (-ESRCH: the process was reaped). */
+int procfs_image_add_run(int fd, struct procfs_image *img,
+			 const struct mm_run *m);
 
 /* The tmpfs and hugetlbfs devices of each mount namespace, read once. */
 #define PROCFS_FS_CACHE_SIZE 8

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "lib/grow.h"
 #include "ptshare/procfs.h"
@@ -58,6 +59,11 @@ int procfs_smaps_field(struct procfs_cursor *line, struct procfs_smaps *s);
 /* Appends a populated range, merging it into the last run when it can. */
 int procfs_runs_append(struct procfs_runs *r, uint64_t start, uint64_t end,
 		       bool huge, uint8_t pages);
+/* The 8-byte /proc/PID/pagemap entries from at (page aligned) on, at most
+ * cap of them and none from end on, into e: how many, or -errno (-ESRCH:
+ * the process was reaped since the open). */
+ssize_t procfs_pagemap_entries(int fd, uint64_t at, uint64_t end,
+			       uint64_t *e, size_t cap);
 /* Fallback of procfs_scan: the 8-byte entries of /proc/PID/pagemap. */
 int procfs_scan_entries(int fd, uint64_t start, uint64_t end, bool file,
 			struct procfs_runs *out);

@@ -21,7 +21,7 @@ int procfs_runs_append(struct procfs_runs *r, uint64_t start, uint64_t end,
 	if (grow_array((void **)&r->pages, &cap, r->n + 1, sizeof(*r->pages)) ||
 	    grow_array((void **)&r->runs, &r->cap, r->n + 1, sizeof(*r->runs)))
 		return -ENOMEM;
-	r->runs[r->n] = (struct mm_run){ start, end, huge, false };
+	r->runs[r->n] = (struct mm_run){ start, end, huge, false, false };
 	r->pages[r->n++] = pages;
 	return 0;
 }

@@ -16,22 +16,31 @@
 /* Entries read per pread: 16 MiB of address space. */
 #define ENTRIES_PER_READ 4096
 
+ssize_t procfs_pagemap_entries(int fd, uint64_t at, uint64_t end,
+			       uint64_t *e, size_t cap)
+{
+	uint64_t pages = (end - at) >> MM_PAGE_SHIFT;
+	size_t want = pages < cap ? pages : cap;
+	ssize_t r = pread(fd, e, want * sizeof(*e),
+			  (off_t)((at >> MM_PAGE_SHIFT) * sizeof(*e)));
+	if (r < 0)
+		return -errno;
+	/* A process reaped since the open reads as end of file. */
+	if (r == 0 || r % sizeof(*e))
+		return r ? -EPROTO : -ESRCH;
+	return r / (ssize_t)sizeof(*e);
+}
+
 int procfs_scan_entries(int fd, uint64_t start, uint64_t end, bool file,
 			struct procfs_runs *out)
 {
 	uint64_t e[ENTRIES_PER_READ];
 
 	for (uint64_t at = start; at < end;) {
-		uint64_t pages = (end - at) >> MM_PAGE_SHIFT;
-		size_t want = pages < ENTRIES_PER_READ ? pages : ENTRIES_PER_READ;
-		ssize_t r = pread(fd, e, want * sizeof(*e),
-				  (off_t)((at >> MM_PAGE_SHIFT) * sizeof(*e)));
+		ssize_t r = procfs_pagemap_entries(fd, at, end, e, ENTRIES_PER_READ);
 		if (r < 0)
-			return -errno;
-		/* A process reaped since the open reads as end of file. */
-		if (r == 0 || r % sizeof(*e))
-			return r ? -EPROTO : -ESRCH;
-		for (size_t i = 0; i < (size_t)r / sizeof(*e); i++, at += MM_PAGE_SIZE) {
+			return (int)r;
+		for (ssize_t i = 0; i < r; i++, at += MM_PAGE_SIZE) {
 			if (!(e[i] & (PM_PRESENT | PM_SWAPPED)))
 				continue;
 			uint8_t bits = (file && e[i] & PM_FILE ? PROCFS_PAGE_FILE : 0) |

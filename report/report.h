@@ -44,6 +44,9 @@ struct report_object {
 struct report_final {
 	struct report_proc proc;  /* vmpte_kb as that checkpoint read it */
 	int64_t model_kb;         /* the linux model at that moment; -1: none */
+	/* each policy's tables of the process at that moment, as VmPTE counts
+	 * them (kB; [0] is model_kb); -1: none */
+	int64_t policy_kb[MM_WORLDS_MAX];
 	uint32_t reason;          /* enum pts_ck_reason of that checkpoint */
 	bool alive;               /* still running when the report was made */
 	bool untraced;            /* lost its shim: static or setuid exec... */

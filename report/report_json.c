@@ -314,6 +314,13 @@ static void final_faults(struct json *j, size_t k, const void *arg)
 	json_member_u64(j, "pagemap", x->observed[k]);
 }
 
+/* The process's tables under policy k at the final checkpoint arg. */
+static void final_tables(struct json *j, size_t k, const void *arg)
+{
+	const struct report_final *x = arg;
+	json_member_i64(j, "tables_kb", x->policy_kb[k]);
+}
+
 /* The ranges the process registered with a userfaultfd of its own. */
 static void own_uffd(struct json *j, const struct report_final *x)
 {
@@ -370,6 +377,7 @@ static void final_checkpoint(struct json *j, const struct report *r,
 		json_null(j);
 	json_member_string(j, "fault_mode", fault_mode_name(x->fault_mode));
 	json_member_i64(j, "fault_errno", x->fault_err);
+	report_json_by_policy(j, "models", r, final_tables, x);
 	report_json_by_policy(j, "faults", r, final_faults, x);
 	own_uffd(j, x);
 	json_end_object(j);

@@ -104,13 +104,17 @@ enum mm_advice {
  * mapped by huge leaf entries (a PMD entry per 2 MiB, or a PUD entry per 1 GiB
  * in a 1 GiB hugetlb mapping) rather than by PTEs; it must be leaf-aligned.
  * anon: anonymous pages (not page cache, not the zero page): in a private
- * mapping, proof that it was written and has an anon_vma.
+ * mapping, proof that it was written and has an anon_vma.  written: of
+ * those, pages this process alone maps (pagemap's PM_MMAP_EXCLUSIVE): after
+ * a fork, pages one side wrote since (its copy, and the other side's
+ * original, mapped once now); cow-pte copies a shared table holding one.
  */
 struct mm_run {
 	uint64_t start;
 	uint64_t end;
 	bool huge;
 	bool anon;
+	bool written;
 };
 
 /* One process under the world's policy. */

@@ -220,6 +220,7 @@ struct pts_ck_vmas {
 enum pts_run_flag {
 	PTS_RUN_HUGE = 1u << 0, /* mapped by huge leaves (struct mm_run.huge) */
 	PTS_RUN_ANON = 1u << 1, /* anonymous pages (struct mm_run.anon) */
+	PTS_RUN_WRITTEN = 1u << 2, /* mapped by this process alone (.written) */
 };
 
 struct pts_ck_run {

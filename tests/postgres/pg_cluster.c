@@ -69,7 +69,8 @@ int pg_cluster_start(struct pg_cluster *c, const char *const wrap[])
 	snprintf(port, sizeof(port), "port=%d", c->port);
 	const char *const server[] = {
 		postgres, "-D", c->data,
-		"-c", "shared_buffers=512MB", "-c", "huge_pages=off",
+		"-c", "shared_buffers=512MB",
+		"-c", c->huge_pages ? "huge_pages=on" : "huge_pages=off",
 		"-c", "listen_addresses=", "-c", sockdir, "-c", port, NULL,
 	};
 	const char *argv[64];

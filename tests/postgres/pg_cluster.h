@@ -27,6 +27,7 @@ struct pg_cluster {
 	gid_t gid;
 	int port;               /* names the socket DIR/.s.PGSQL.PORT */
 	bool uffd_allowed;      /* we let the user open /dev/userfaultfd */
+	bool huge_pages;        /* start with huge_pages=on, not off */
 	pid_t runner;           /* our child: postgres itself or its wrapper */
 	int runner_status;      /* its wait status once it ended */
 	bool running;
@@ -66,8 +67,8 @@ int pg_cluster_create(struct pg_cluster *c);
 const char *pg_cluster_reach(const struct pg_cluster *c, const char *path,
 			     char *out, size_t cap);
 /*
- * Starts the server with shared_buffers=512MB and huge_pages=off, as the
- * postgres user.  wrap: NULL, or a NULL-terminated argv put before
+ * Starts the server with shared_buffers=512MB and huge_pages=off (on with
+ * c->huge_pages: vm.nr_hugepages is the caller's), as the postgres user.  wrap: NULL, or a NULL-terminated argv put before
  * `postgres -D DATA ...` (its last word is usually "--").  0 or -1.
  */
 int pg_cluster_start(struct pg_cluster *c, const char *const wrap[]);
@@ -133,6 +134,31 @@ bool pg_user_may(const struct pg_cluster *c, const char *path, int mode);
 int pg_uffd_find(char *why, size_t cap);
 int pg_uffd_allow(struct pg_cluster *c);
 void pg_uffd_restore(struct pg_cluster *c);
+
+/* pg_activity.c: the server's processes by role.  A process
+ * pg_stat_activity listed: */
+struct pg_listed {
+	long pid;
+	char type[64];  /* backend_type */
+	bool pgbench;   /* a client backend of pgbench */
+	unsigned sample; /* the last sample that listed it */
+};
+struct pg_listing {
+	struct pg_listed p[512];
+	size_t n;
+};
+#define PG_NAUX 5
+/* The auxiliary processes' backend_type: checkpointer, background
+ * writer, walwriter, the autovacuum and logical replication launchers. */
+extern const char *const pg_aux_types[PG_NAUX];
+/* pg_stat_activity, every 200 ms, until `clients` pgbench backends at
+ * once and every auxiliary process have shown (at most 120 s), into l;
+ * then only those `clients` stay marked pgbench (when more showed). */
+void pg_list_processes(const struct pg_cluster *c, struct pg_listing *l,
+		       size_t clients);
+size_t pg_listing_pgbench(const struct pg_listing *l);
+bool pg_listing_has_type(const struct pg_listing *l, const char *type);
+const struct pg_listed *pg_listing_find(const struct pg_listing *l, long pid);
 
 /* Sleeps ms milliseconds (polling loops). */
 void pg_sleep_ms(int ms);

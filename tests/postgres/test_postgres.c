@@ -39,40 +39,18 @@
 #include <cmocka.h>
 
 #include "json_read.h"
-#include "pg_cluster.h"
+#include "pg_test.h"
 #include "schema_check.h"
-#include "skip.h"
 
 #ifndef PTSHARE_PATH
 #error "PTSHARE_PATH must name the ptshare executable"
 #endif
 
-#define CLIENTS 8
-#define SCALE 10
-#define SECONDS 15
-#define SAMPLE_S 120     /* bound of the wait for every backend to show */
-#define SAMPLE_MS 200
-#define PGBENCH_S 300    /* bound of the select-only run (15 s of it) */
-
-static const char *const aux_types[] = {
-	"checkpointer", "background writer", "walwriter",
-	"autovacuum launcher", "logical replication launcher",
-};
-#define NAUX (sizeof(aux_types) / sizeof(aux_types[0]))
-
-/* A process pg_stat_activity listed while pgbench ran. */
-struct listed {
-	long pid;
-	char type[64];
-	bool pgbench; /* a client backend of pgbench */
-};
-
 struct pg_test {
 	struct pg_cluster c;
 	char json[PATH_MAX], text[PATH_MAX], copy[PATH_MAX];
 	const char *ptshare; /* PTSHARE_PATH, or a copy the user can reach */
-	struct listed p[512];
-	size_t np;
+	struct pg_listing l;
 	double tps, connect_ms;
 };
 
@@ -97,66 +75,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Adds psql's "pid|backend_type|application_name" lines not yet listed. */
-static void add_listed(struct pg_test *t, const char *out)
-{
-	for (const char *line = out; line && *line; ) {
-		const char *nl = strchr(line, '\n');
-		char buf[256], app[64] = "";
-		struct listed l = { 0 };
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
-		line = nl ? nl + 1 : NULL;
-		if (sscanf(buf, "%ld|%63[^|]|%63[^\n]", &l.pid, l.type, app) < 2)
-			continue;
-		l.pgbench = !strcmp(l.type, "client backend") && !strcmp(app, "pgbench");
-		bool known = false;
-		for (size_t i = 0; i < t->np; i++)
-			known |= t->p[i].pid == l.pid;
-		if (!known && t->np < sizeof(t->p) / sizeof(t->p[0]))
-			t->p[t->np++] = l;
-	}
-}
-
-static size_t count_pgbench(const struct pg_test *t)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < t->np; i++)
-		n += t->p[i].pgbench;
-	return n;
-}
-
-static bool listed_type(const struct pg_test *t, const char *type)
-{
-	for (size_t i = 0; i < t->np; i++)
-		if (!strcmp(t->p[i].type, type))
-			return true;
-	return false;
-}
-
-/* pg_stat_activity until every pgbench client and every auxiliary process
- * has shown (or the bound). */
-static void list_processes(struct pg_test *t)
-{
-	const char *const argv[] = {
-		"psql", "-X", "-A", "-t", "-F", "|", "-c",
-		"SELECT pid, backend_type, application_name FROM pg_stat_activity",
-		NULL,
-	};
-	for (int waited = 0; waited < SAMPLE_S * 1000; waited += SAMPLE_MS) {
-		struct pg_cmd cmd;
-		if (!pg_run(&t->c, &cmd, argv, 60))
-			add_listed(t, cmd.out);
-		pg_cmd_free(&cmd);
-		bool all = count_pgbench(t) >= CLIENTS;
-		for (size_t i = 0; i < NAUX; i++)
-			all &= listed_type(t, aux_types[i]);
-		if (all)
-			return;
-		pg_sleep_ms(SAMPLE_MS);
-	}
-}
-
 /* The workload, under ptshare run; the report written once it returns. */
 static void run_workload(struct pg_test *t, pid_t *postmaster)
 {
@@ -167,11 +85,11 @@ static void run_workload(struct pg_test *t, pid_t *postmaster)
 	assert_int_equal(pg_cluster_wait_ready(&t->c), 0);
 	*postmaster = pg_postmaster_pid(&t->c);
 	assert_true(*postmaster > 0);
-	assert_int_equal(pg_pgbench_init(&t->c, SCALE), 0);
+	assert_int_equal(pg_pgbench_init(&t->c, PG_SCALE), 0);
 	struct pg_cmd bench;
-	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, CLIENTS, SECONDS), 0);
-	list_processes(t);
-	int r = pg_cmd_finish(&bench, PGBENCH_S);
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, PG_SECONDS), 0);
+	pg_list_processes(&t->c, &t->l, PG_CLIENTS);
+	int r = pg_cmd_finish(&bench, PG_PGBENCH_S);
 	if (r || pg_pgbench_figures(&bench, &t->tps, &t->connect_ms)) {
 		pg_cluster_print_log(&t->c);
 		fail_msg("pgbench -S failed (exit %d):\n%s", r, bench.out);
@@ -214,15 +132,17 @@ static void check_processes(const struct pg_test *t, const struct jr_value *doc,
 				 (long long)jr_path_i64(f, "vmpte_kb", -1),
 				 (long long)jr_path_i64(f, "model_kb", -1));
 	}
-	for (size_t i = 0; i < t->np; i++)
-		if (!final_of(finals, t->p[i].pid))
-			fail_msg("pid %ld (%s) was never seen", t->p[i].pid, t->p[i].type);
-	for (size_t i = 0; i < NAUX; i++)
-		if (!listed_type(t, aux_types[i]))
-			fail_msg("pg_stat_activity never listed the %s", aux_types[i]);
-	if (count_pgbench(t) < CLIENTS)
+	for (size_t i = 0; i < t->l.n; i++)
+		if (!final_of(finals, t->l.p[i].pid))
+			fail_msg("pid %ld (%s) was never seen", t->l.p[i].pid,
+				 t->l.p[i].type);
+	for (size_t i = 0; i < PG_NAUX; i++)
+		if (!pg_listing_has_type(&t->l, pg_aux_types[i]))
+			fail_msg("pg_stat_activity never listed the %s",
+				 pg_aux_types[i]);
+	if (pg_listing_pgbench(&t->l) < PG_CLIENTS)
 		fail_msg("pg_stat_activity listed %zu pgbench backends, not %d",
-			 count_pgbench(t), CLIENTS);
+			 pg_listing_pgbench(&t->l), PG_CLIENTS);
 	if (jr_path_u64(doc, "stream.refused", 1) || jr_path_u64(doc, "stream.malformed", 1))
 		fail_msg("records refused %llu, malformed %llu",
 			 (unsigned long long)jr_path_u64(doc, "stream.refused", 1),
@@ -351,7 +271,8 @@ static void test_pgbench_under_ptshare_run(void **state)
 	run_workload(t, &postmaster);
 	printf("pgbench -S -c %d -T %d: %.0f tps, initial connection time %.1f "
 	       "ms; pg_stat_activity listed %zu processes, %zu of pgbench\n",
-	       CLIENTS, SECONDS, t->tps, t->connect_ms, t->np, count_pgbench(t));
+	       PG_CLIENTS, PG_SECONDS, t->tps, t->connect_ms, t->l.n,
+	       pg_listing_pgbench(&t->l));
 	struct jr_error err;
 	struct jr_value *doc = jr_parse_file(t->json, &err);
 	if (!doc)
@@ -375,13 +296,9 @@ static void test_pgbench_under_ptshare_run(void **state)
 
 int main(void)
 {
-	char why[512];
-	if (pg_cluster_find(&the_test.c, why, sizeof(why))) {
-		/* CI installs PostgreSQL (scripts/test.sh): there a missing
-		 * prerequisite is a failure, not a reason to skip. */
-		printf("%s: %s\n", test_under_ci() ? "failed" : "skipped", why);
-		return test_under_ci() ? 1 : TEST_SKIPPED;
-	}
+	int unrunnable = pg_test_unrunnable(&the_test.c);
+	if (unrunnable >= 0)
+		return unrunnable;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_pgbench_under_ptshare_run,
 						setup, teardown),

@@ -478,11 +478,15 @@ void sc_fault_(const char *file, int line, struct sc *s, uint32_t pid,
 }
 
 void sc_observe_(const char *file, int line, struct sc *s, uint32_t pid,
-		 uint64_t start, uint64_t end, const struct mm_run *runs,
+		 uint64_t start, uint64_t end, const struct sc_run *runs,
 		 size_t nruns, struct sc_rc want)
 {
+	struct mm_run mr[nruns ? nruns : 1];
+	for (size_t i = 0; i < nruns; i++)
+		mr[i] = (struct mm_run){ runs[i].start, runs[i].end,
+					 runs[i].huge, runs[i].anon, false };
 	struct sc_call c = { .op = OP_OBSERVE, .pid = pid, .a = start,
-			     .b = end, .runs = runs, .nruns = nruns };
+			     .b = end, .runs = nruns ? mr : NULL, .nruns = nruns };
 
 	snprintf(c.what, sizeof(c.what),
 		 "observe(%" PRIu32 ", %#" PRIx64 "..%#" PRIx64 ", %zu runs)",

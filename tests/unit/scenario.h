@@ -112,12 +112,17 @@ struct mm_mapping sc_fixed(struct mm_mapping m);
 #define sc_advise(s, pid, addr, len, adv, want) \
 	sc_advise_(SC_AT, s, pid, addr, len, adv, want)
 #define sc_fault(s, pid, addr, write, want) sc_fault_(SC_AT, s, pid, addr, write, want)
-/* runs: RUNS({start, end, huge, anon}, ...) or NO_RUNS */
+/* runs: RUNS({start, end, huge, anon}, ...) or NO_RUNS; pages none of
+ * them wrote since a fork (struct mm_run.written: mm_observe directly) */
+struct sc_run {
+	uint64_t start, end;
+	bool huge, anon;
+};
 #define sc_observe(s, pid, start, end, runs, want) \
 	sc_observe_(SC_AT, s, pid, start, end, runs, want)
 #define RUNS(...) \
-	((const struct mm_run[]){ __VA_ARGS__ }), \
-	(sizeof((const struct mm_run[]){ __VA_ARGS__ }) / sizeof(struct mm_run))
+	((const struct sc_run[]){ __VA_ARGS__ }), \
+	(sizeof((const struct sc_run[]){ __VA_ARGS__ }) / sizeof(struct sc_run))
 #define NO_RUNS NULL, (size_t)0
 
 void sc_create_(const char *file, int line, struct sc *s, uint32_t pid,
@@ -143,7 +148,7 @@ void sc_advise_(const char *file, int line, struct sc *s, uint32_t pid,
 void sc_fault_(const char *file, int line, struct sc *s, uint32_t pid,
 	       uint64_t addr, bool write, struct sc_rc want);
 void sc_observe_(const char *file, int line, struct sc *s, uint32_t pid,
-		 uint64_t start, uint64_t end, const struct mm_run *runs,
+		 uint64_t start, uint64_t end, const struct sc_run *runs,
 		 size_t nruns, struct sc_rc want);
 
 /*

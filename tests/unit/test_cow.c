@@ -132,10 +132,64 @@ static void dontfork_copies(void **state)
 	sc_distinct(s, W_EXTRA, 3, 2, 2);
 }
 
+/*
+ * Writes seen only at checkpoints: 8 MiB of private anonymous memory, all
+ * written, forked.  A page present before and after shows no change, but
+ * pagemap says which pages a process maps alone since (mm_run.written):
+ * the child's scan showing one in span 1 copies that table (1); a scan
+ * showing none copies nothing; the parent's scan showing its original of
+ * that page alone too (both sides' pages turn exclusive when one writes)
+ * finds the table its own already, reused (0): one copy in all, as the
+ * write fault itself would have made.
+ */
+static void written_observed(void **state)
+{
+	(void)state;
+	struct mm_world *w = mm_world_new(&mm_policy_cow_pte);
+	assert_non_null(w);
+	assert_int_equal(mm_create(w, 1), 0);
+	struct mm_mapping m = sc_anon(BASE, MiB(8), P_RW);
+	assert_int_equal(mm_map(w, 1, &m), 0);
+	assert_int_equal(mm_fault_range(w, 1, BASE, MiB(8), true), 2048);
+	assert_int_equal(mm_fork(w, 1, 2), 0);
+	const uint64_t p = BASE + MiB(2) + 5 * PG;
+	const struct mm_run plain[] = {
+		{ BASE, BASE + MiB(8), false, true, false },
+	};
+	const struct mm_run wrote[] = {
+		{ BASE, p, false, true, false },
+		{ p, p + PG, false, true, true },
+		{ p + PG, BASE + MiB(8), false, true, false },
+	};
+	struct mm_proc_stats st;
+	for (uint32_t pid = 1; pid <= 2; pid++) {
+		assert_int_equal(mm_observe(w, pid, BASE, BASE + MiB(8), plain, 1), 0);
+		check(w);
+		assert_int_equal(mm_proc_stats(w, pid, &st), 0);
+		assert_int_equal(st.cow_copies, 0);
+	}
+	assert_int_equal(mm_observe(w, 2, BASE, BASE + MiB(8), wrote, 3), 0);
+	check(w);
+	assert_int_equal(mm_proc_stats(w, 2, &st), 0);
+	assert_int_equal(st.cow_copies, 1);
+	assert_int_equal(mm_observe(w, 2, BASE, BASE + MiB(8), plain, 1), 0);
+	assert_int_equal(mm_observe(w, 1, BASE, BASE + MiB(8), wrote, 3), 0);
+	check(w);
+	assert_int_equal(mm_proc_stats(w, 2, &st), 0);
+	assert_int_equal(st.cow_copies, 1);
+	assert_int_equal(mm_proc_stats(w, 1, &st), 0);
+	assert_int_equal(st.cow_copies, 0);
+	uint64_t t[PT_NR_LEVELS];
+	mm_world_tables(w, t);
+	assert_int_equal(t[PT_PTE], 5);
+	mm_world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(issue_case),
+		cmocka_unit_test(written_observed),
 		cmocka_unit_test_setup_teardown(breaks, setup_cow, sc_teardown),
 		cmocka_unit_test_setup_teardown(dontfork_copies, setup_cow,
 						sc_teardown),

@@ -179,7 +179,7 @@ static void one_policy(const struct mm_policy *p, uint64_t seed,
 		}
 		case 3: { /* a checkpoint saw a 2 MiB span as one THP */
 			uint64_t sb = BASE + rnd(&x) % (WINDOW / SPAN) * SPAN;
-			struct mm_run run = { sb, sb + SPAN, true, true };
+			struct mm_run run = { sb, sb + SPAN, true, true, false };
 			BOTH(mm_observe, pid, sb, sb + SPAN, &run, 1);
 			break;
 		}

@@ -134,8 +134,9 @@ static void one(const struct mm_policy *p, uint64_t seed)
 			}
 			break;
 		case 9: case 10: {
+			bool anon = rnd(&x) % 2;
 			struct mm_run run = { a, a + (len < 8 * MiB ? len : 8 * MiB),
-					      false, rnd(&x) % 2 };
+					      false, anon, anon && rnd(&x) % 2 };
 			r = mm_observe(w, pid, a, a + len, &run, 1);
 			break;
 		}
