@@ -168,7 +168,7 @@ static void run_workload(struct pg_test *t, pid_t *postmaster)
 	assert_true(*postmaster > 0);
 	assert_int_equal(pg_pgbench_init(&t->c, SCALE), 0);
 	struct pg_cmd bench;
-	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, CLIENTS, SECONDS), 0);
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, CLIENTS, SECONDS, false), 0);
 	list_processes(t);
 	int r = pg_cmd_finish(&bench, PGBENCH_S);
 	if (r || pg_pgbench_figures(&bench, &t->tps, &t->connect_ms)) {
