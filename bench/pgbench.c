@@ -166,8 +166,10 @@ static void machine_ticks(unsigned long long *busy, unsigned long long *all)
 	*all = *busy + v[3] + v[4];
 }
 
-/* CPU seconds (user + system) of the live processes of the postgres user,
- * and of the ptshared among them (the runner's child; -1 when none). */
+/* CPU seconds (user + system) of the live processes of the postgres user
+ * and of their children that ended and were reaped (the backends of
+ * pgbench -C, each one transaction long), and of the ptshared among them
+ * (the runner's child; -1 when none). */
 static void user_cpu_s(pid_t runner, double *user_s, double *daemon_s)
 {
 	DIR *d = opendir("/proc");
@@ -180,13 +182,14 @@ static void user_cpu_s(pid_t runner, double *user_s, double *daemon_s)
 		struct stat st;
 		int ppid;
 		unsigned long ut, ss;
+		long cut, cst;
 		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
 		FILE *f = stat(path, &st) || st.st_uid != cluster.uid ? NULL
 								     : fopen(path, "r");
 		if (f && fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
-		    sscanf(rp + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			   &ppid, &ut, &ss) == 3) {
-			*user_s += (double)(ut + ss) / tick;
+		    sscanf(rp + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu"
+			   " %ld %ld", &ppid, &ut, &ss, &cut, &cst) == 5) {
+			*user_s += (double)(ut + ss) / tick + (double)(cut + cst) / tick;
 			if (ppid == runner && strstr(buf, "(ptshared)"))
 				*daemon_s = (double)(ut + ss) / tick;
 		}
