@@ -25,6 +25,9 @@
  * mostly).  Issue 13's configurations: `--shared-buffers 2GB --clients 32
  * --goal 0.95`, and the same with --connect and no --goal.
  *
+ * PTSHARE_OPTIONS in our environment reaches the traced server's shim
+ * (docs/shim.md).
+ *
  * Needs root, the postgres user and PostgreSQL (as tests/postgres); a
  * build the postgres user cannot reach is copied into the cluster's
  * directory.  Figures from a sanitized build are
@@ -369,10 +372,12 @@ int main(int argc, char **argv)
 	    pg_cluster_wait_ready(&cluster) || pg_pgbench_init(&cluster, o.scale) ||
 	    pg_cluster_stop(&cluster))
 		die("cannot make the cluster");
-	printf("pgbench -S%s -c %d -T %d, scale %d, shared_buffers=%s, CPUs %s; "
-	       "%d rounds in %s\n", o.reconnect ? " -C" : "", o.clients,
-	       o.seconds, o.scale, o.shared_buffers, o.cpus ? o.cpus : "all",
-	       o.rounds, cluster.dir);
+	const char *options = getenv("PTSHARE_OPTIONS");
+	printf("pgbench -S%s -c %d -T %d, scale %d, shared_buffers=%s, CPUs %s, "
+	       "PTSHARE_OPTIONS=%s; %d rounds in %s\n", o.reconnect ? " -C" : "",
+	       o.clients, o.seconds, o.scale, o.shared_buffers,
+	       o.cpus ? o.cpus : "all", options ? options : "", o.rounds,
+	       cluster.dir);
 	bench_rounds(o.rounds, nv, measure, &(struct runs){ &o, v });
 	summarize(&o, v, nv);
 	pg_cluster_destroy(&cluster);
