@@ -16,6 +16,10 @@
  *   ptshare    `ptshare run --no-record -o FILE --` (this build's ptshare;
  *              PTSHARE_OPTIONS in our environment reaches its shim:
  *              docs/shim.md)
+ *   shim only  the build's shim preloaded (LD_PRELOAD) with no daemon: it
+ *              does nothing then (docs/shim.md), so this is what loading
+ *              it and its libraries into every image costs, the floor of
+ *              ptshare run's figure
  *   heaptrack  `heaptrack -o FILE`: a yardstick that does NOT follow forks
  *              (it traces the first process only)
  *   strace     `strace -f -e trace=%memory,%process -o /dev/null`: a
@@ -56,6 +60,9 @@
 #ifndef PTSHARE_BIN
 #error "PTSHARE_BIN must name the ptshare executable"
 #endif
+#ifndef SHIM_PATH
+#error "SHIM_PATH must name libptshare.so"
+#endif
 #ifndef PROJECT_DIR
 #error "PROJECT_DIR must name bench/forkexec_project"
 #endif
@@ -70,9 +77,10 @@ static const char *const workload_what[WORKLOADS] = {
 	"multiprocessing.Pool(8)",
 };
 
-enum tool { NATIVE, PTSHARE, HEAPTRACK, STRACE, TOOLS };
+enum tool { NATIVE, PTSHARE, SHIM_ONLY, HEAPTRACK, STRACE, TOOLS };
 static const char *const tool_name[TOOLS] = { "native", "ptshare run",
-					      "heaptrack", "strace -f" };
+					      "shim only", "heaptrack",
+					      "strace -f" };
 
 static const char loop_script[] =
 	"i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
@@ -151,6 +159,7 @@ static void command(const struct bench *b, enum tool t, const char *argv[])
 {
 	const char *const tools[TOOLS][9] = {
 		[NATIVE] = { NULL },
+		[SHIM_ONLY] = { NULL },
 		[PTSHARE] = { PTSHARE_BIN, "run", "--no-record", "-o", b->report,
 			      "--", NULL },
 		[HEAPTRACK] = { "heaptrack", "-o", b->heaptrack, NULL },
@@ -171,9 +180,11 @@ static void command(const struct bench *b, enum tool t, const char *argv[])
 	argv[n] = NULL;
 }
 
-/* argv run to its end, its output to the log: its exit status (127 when it
- * could not be run), and its wall time in *s. */
-static int run(const struct bench *b, const char *const argv[], double *s)
+/* argv run to its end, its output to the log, preload (or nothing) in its
+ * LD_PRELOAD: its exit status (127 when it could not be run), and its wall
+ * time in *s. */
+static int run(const struct bench *b, const char *const argv[],
+	       const char *preload, double *s)
 {
 	uint64_t t0 = now_ns();
 	pid_t pid = fork();
@@ -181,7 +192,9 @@ static int run(const struct bench *b, const char *const argv[], double *s)
 		die("fork failed");
 	if (!pid) {
 		int fd = open(b->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(b->tmp))
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(b->tmp) ||
+		    (preload && (setenv("LD_PRELOAD", preload, 1) ||
+				 unsetenv("PTSHARE_SOCKET"))))
 			_exit(126);
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);
@@ -214,7 +227,7 @@ static void prepare(const struct bench *b)
 				      "SRC=" PROJECT_DIR, b->out, "clean", NULL };
 	double s;
 	int r;
-	if (b->w == MAKE && (r = run(b, clean, &s)))
+	if (b->w == MAKE && (r = run(b, clean, NULL, &s)))
 		failed(b, clean, r);
 }
 
@@ -227,7 +240,7 @@ static void measure(int tool, int round, void *arg)
 		return;
 	command(b, tool, argv);
 	prepare(b);
-	int r = run(b, argv, s);
+	int r = run(b, argv, tool == SHIM_ONLY ? SHIM_PATH : NULL, s);
 	if (r == 127 && tool >= HEAPTRACK) {
 		printf("%s: not found, left out\n", argv[0]);
 		b->missing[tool] = true;
@@ -310,7 +323,7 @@ int main(int argc, char **argv)
 		/* One native run untimed first: caches warm for every tool. */
 		command(&b, NATIVE, argv_native);
 		prepare(&b);
-		if ((r = run(&b, argv_native, &s)))
+		if ((r = run(&b, argv_native, NULL, &s)))
 			failed(&b, argv_native, r);
 		bench_rounds(o.rounds, TOOLS, measure, &b);
 	}
@@ -322,5 +335,5 @@ int main(int argc, char **argv)
 	/* What the runs left: the report, heaptrack's output, the build. */
 	const char *const rm[] = { "rm", "-rf", b.tmp, NULL };
 	double s;
-	return run(&b, rm, &s) ? 1 : 0;
+	return run(&b, rm, NULL, &s) ? 1 : 0;
 }
