@@ -4,8 +4,10 @@
  * maps and unmaps one anonymous page in a loop and reports the time per
  * pair; it runs without the shim (the baseline), with the shim but no
  * daemon (every interposer goes straight through), and traced by a minimal
- * receiver in this process (ACKs HELLO and EXIT, reads and drops the rest)
- * without and with call stacks.  Median of REPEAT runs; the ratio is
+ * receiver in this process (ACKs HELLO and EXIT, reads and drops the rest,
+ * from the record ring as the daemon does, or from the socket with the
+ * shim's ring=0: the cost of a send per record) without and with call
+ * stacks.  Median of REPEAT runs; the ratio is
  * against the baseline of the same run.  Then what the shim's ioctl
  * interposer costs every request it lets through (FIONREAD of a pipe):
  * the child calls ioctl, and glibc's ioctl found past the shim
@@ -17,20 +19,24 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ingest/rec_ring.h"
 #include "ptshare/wire.h"
 
 #define PAIRS 200000
@@ -92,28 +98,116 @@ struct receiver {
 	atomic_bool stop;
 };
 
-/* One connection at a time: the child is single-threaded and never forks. */
+/* The ring a HELLO brought (its last fd), mapped; NULL without one. */
+static struct pts_ring *ring_of(struct msghdr *m, struct rec_ring_view *v)
+{
+	struct cmsghdr *c = CMSG_FIRSTHDR(m);
+	struct stat st;
+	int fd = -1;
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return NULL;
+	size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+		if (i + 1 < n)
+			close(fd);
+	}
+	const struct pts_hello *h = m->msg_iov->iov_base;
+	if (!(h->flags & PTS_HELLO_RING) || fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	*v = (struct rec_ring_view){ (unsigned char *)p + PTS_RING_DATA,
+				     (uint32_t)(st.st_size - PTS_RING_DATA), 0 };
+	return p;
+}
+
+static void ack(int fd, const struct pts_hdr *h)
+{
+	struct pts_ack a = { .h = { .type = PTS_ACK, .size = sizeof(a) },
+			     .acked_seq = h->seq };
+	send(fd, &a, sizeof(a), MSG_NOSIGNAL);
+}
+
+/* Counts a record; acks HELLO and EXIT. */
+static void take(struct receiver *rc, int fd, const struct pts_hdr *h)
+{
+	rc->records++;
+	if (h->type == PTS_HELLO || h->type == PTS_EXIT)
+		ack(fd, h);
+}
+
+/* What the ring holds, as the daemon takes it: then tail given back, and
+ * the shim woken if it waits for room. */
+static void drain(struct receiver *rc, int fd, struct pts_ring *r,
+		  struct rec_ring_view *v)
+{
+	unsigned char rec[PTS_REC_MAX];
+	size_t len;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	while (rec_ring_next(v, head, rec, &len) == REC_RING_RECORD)
+		take(rc, fd, (const struct pts_hdr *)rec);
+	rec_ring_give_back(r, v->tail);
+}
+
+/* One connection at a time: the child is single-threaded and never forks.
+ * Its ring is read at every kick and every 100 ms, as ptshared does. */
+static void serve(struct receiver *rc, int fd)
+{
+	unsigned char buf[PTS_REC_MAX];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct rec_ring_view v;
+	struct pts_ring *ring = NULL;
+	for (bool open = true; open;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 100) < 0)
+			break;
+		if (ring)
+			drain(rc, fd, ring, &v);
+		for (;;) {
+			struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+					    .msg_control = ctl.b,
+					    .msg_controllen = sizeof(ctl.b) };
+			ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
+			if (n <= 0) {
+				open = n < 0 && errno == EAGAIN;
+				break;
+			}
+			const struct pts_hdr *h = (const void *)buf;
+			if (h->type == PTS_RING_KICK)
+				continue;
+			if (h->type == PTS_HELLO && !ring)
+				ring = ring_of(&m, &v);
+			take(rc, fd, h);
+		}
+	}
+	if (ring) {
+		drain(rc, fd, ring, &v);
+		munmap(ring, PTS_RING_DATA + (size_t)v.size);
+	}
+}
+
 static void *receive(void *arg)
 {
 	struct receiver *rc = arg;
-	unsigned char buf[PTS_REC_MAX];
 
 	while (!rc->stop) {
 		struct pollfd p = { rc->listener, POLLIN, 0 };
 		if (poll(&p, 1, 50) <= 0)
 			continue;
 		int fd = accept(rc->listener, NULL, NULL);
-		ssize_t n;
-		while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
-			const struct pts_hdr *h = (const void *)buf;
-			rc->records++;
-			if (h->type == PTS_HELLO || h->type == PTS_EXIT) {
-				struct pts_ack a = { .h = { .type = PTS_ACK,
-							    .size = sizeof(a) },
-						     .acked_seq = h->seq };
-				send(fd, &a, sizeof(a), MSG_NOSIGNAL);
-			}
-		}
+		serve(rc, fd);
 		close(fd);
 	}
 	return NULL;
@@ -198,11 +292,17 @@ int main(int argc, char **argv)
 	char *no_daemon[] = { preload, NULL };
 	char *no_stack[] = { preload, socket_env, "PTSHARE_OPTIONS=stack=0", NULL };
 	char *traced[] = { preload, socket_env, NULL };
+	char *sock_no_stack[] = { preload, socket_env,
+				  "PTSHARE_OPTIONS=stack=0,ring=0", NULL };
+	char *sock_traced[] = { preload, socket_env, "PTSHARE_OPTIONS=ring=0",
+				NULL };
 	const struct variant runs[] = {
 		{ "without the shim", plain },
 		{ "shim, no daemon", no_daemon },
 		{ "traced, stack=0", no_stack },
 		{ "traced, 4 frames", traced },
+		{ "socket, stack=0", sock_no_stack },
+		{ "socket, 4 frames", sock_traced },
 	};
 
 	printf("mmap+munmap of one anonymous page, %d pairs, median of %d runs "

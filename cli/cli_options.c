@@ -23,7 +23,8 @@ static const struct {
 	{ "html", GIVEN(html) }, { "record", GIVEN(record) },
 	{ "top", GIVEN(top) }, { "interval", GIVEN(interval) },
 	{ "faults", GIVEN(faults) }, { "verbose", 0 },
-	{ "openmetrics", GIVEN(openmetrics) }, { "help", 0 },
+	{ "openmetrics", GIVEN(openmetrics) },
+	{ "flamegraph", GIVEN(flamegraph) }, { "help", 0 },
 };
 #define NSHARED (sizeof(shared_options) / sizeof(shared_options[0]))
 #define HELP (NSHARED - 1)
@@ -148,6 +149,9 @@ static int take(struct cli_parser *p, unsigned i, const char *arg)
 	if ((1u << i == CLI_TOP && cli_u64(arg, &v->top_n)) ||
 	    (1u << i == CLI_INTERVAL && cli_u64(arg, &interval)))
 		return cli_usage_error(p, "bad number", arg);
+	/* its name is the first of several: no stdout */
+	if (1u << i == CLI_FLAMEGRAPH && (!*arg || !strcmp(arg, "-")))
+		return cli_usage_error(p, "--flamegraph needs a file name, not", arg);
 	if (1u << i == CLI_FAULTS && cli_faults(arg, &v->faults_mode))
 		return cli_usage_error(p, "--faults is off, table or all, not", arg);
 	*(const char **)((char *)v + shared_options[i].given) = arg;

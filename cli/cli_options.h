@@ -30,13 +30,14 @@ enum cli_shared {
 	CLI_FAULTS = 1 << 6,   /* --faults table|all|off */
 	CLI_VERBOSE = 1 << 7,  /* --verbose: each refusal's reason in the text */
 	CLI_OPENMETRICS = 1 << 8, /* --openmetrics FILE (docs/fleet.md) */
+	CLI_FLAMEGRAPH = 1 << 9, /* --flamegraph FILE (docs/flamegraph.md) */
 };
 
 /* What the shared options said: the arguments as given (checked), NULL
  * for an option not given, and the numbers they spell. */
 struct cli_values {
 	const char *policies, *json, *html, *record, *top, *interval, *faults;
-	const char *openmetrics;
+	const char *openmetrics, *flamegraph;
 	uint64_t top_n;       /* 20 when not given */
 	uint32_t faults_mode; /* enum pts_faults; table when not given */
 	bool verbose;         /* --verbose given */

@@ -94,6 +94,7 @@ void conn_free(struct conn *c)
 {
 	close(c->fd);
 	uffd_close(&c->uf);
+	rec_ring_unmap(&c->rr);
 	free(c);
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rec_ring.h"
 #include "uffd.h"
 
 struct conn {
@@ -24,6 +25,7 @@ struct conn {
 	unsigned inflight;  /* ring requests that use it: freed only at 0 */
 	bool closing;       /* ended; waiting for its requests to finish */
 	struct uffd uf;     /* the process's userfaultfd, if it sent one */
+	struct rec_ring rr; /* its record ring, if it sent one */
 };
 
 struct conns {

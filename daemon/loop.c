@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
-#include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "loop.h"
 #include "lib/grow.h"
 #include "recv.h"
+#include "requests.h"
 #include "log.h"
 
 #define SQ_ENTRIES 512
@@ -26,110 +28,6 @@
 #define DRAIN_MAX 4096
 #define ACCEPT_RETRY_NS 100000000 /* after an accept failed (EMFILE...) */
 #define REPORT_WAIT_S 10 /* for a report client's request, once connected */
-
-/* A request's kind rides in the low bits of its user data, beside the
- * connection (or report client) it is for: allocations are aligned as
- * max_align_t. */
-enum req { REQ_ACCEPT = 1, REQ_ACCEPT_RETRY, REQ_READABLE, REQ_TIMER, REQ_SIGNAL,
-	   REQ_CANCEL, REQ_UFFD, REQ_REPORT };
-#define REQ_MASK 15u
-_Static_assert(alignof(max_align_t) > REQ_MASK, "connections carry the kind");
-
-/* The queue fills when a turn re-arms or opens many connections: what it
- * holds is submitted then, which is safe since no request reads
- * a packet (see arm_readable). */
-static struct io_uring_sqe *sqe_get(struct loop *l)
-{
-	struct io_uring_sqe *s;
-	while (!(s = io_uring_get_sqe(&l->ring)))
-		io_uring_submit(&l->ring);
-	return s;
-}
-
-static void own(struct loop *l, struct io_uring_sqe *s, enum req kind,
-		struct conn *c)
-{
-	io_uring_sqe_set_data64(s, (uint64_t)(uintptr_t)c | kind);
-	l->inflight++;
-	if (c)
-		c->inflight++;
-}
-
-static void arm_accept(struct loop *l)
-{
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_multishot_accept(s, l->cfg.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	own(l, s, REQ_ACCEPT, NULL);
-}
-
-static void arm_accept_retry(struct loop *l)
-{
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_timeout(s, &l->accept_retry, 0, 0);
-	own(l, s, REQ_ACCEPT_RETRY, NULL);
-}
-
-/* A wait until c has something to read, never a read: every packet is
- * read synchronously (drain_conn), so packets reach the ingest in the
- * order they were sent.  A ring read of one packet could complete, and
- * hold that packet in a completion not yet handled, while the connection
- * is read on directly (at a checkpoint, before a fault, when the ring is
- * submitted early for want of room): its later packets, a HELLO's first
- * records, would then come before it.  Single-shot, and armed only after
- * a drain: what is still queued then fires it at once. */
-static void arm_readable(struct loop *l, struct conn *c)
-{
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_poll_add(s, c->fd, POLLIN);
-	own(l, s, REQ_READABLE, c);
-}
-
-/* Multishot: one completion per wake-up of the userfaultfd, which must be
- * non-blocking for it (uffd_start saw to it). */
-static void arm_uffd(struct loop *l, struct conn *c)
-{
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_poll_multishot(s, c->uf.fd, POLLIN);
-	own(l, s, REQ_UFFD, c);
-}
-
-/* The report socket's accept (its completions carry no client), and a
- * client's request, which has REPORT_WAIT_S to come: a client that says
- * nothing holds a socket that long, never the loop. */
-static void arm_report_accept(struct loop *l)
-{
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_multishot_accept(s, l->cfg.report_fd, NULL, NULL, SOCK_CLOEXEC);
-	own(l, s, REQ_REPORT, NULL);
-}
-
-static void arm_report_recv(struct loop *l, struct control_client *cl)
-{
-	if (io_uring_sq_space_left(&l->ring) < 2) /* the link in one submit */
-		io_uring_submit(&l->ring);
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_recvmsg(s, cl->fd, &cl->msg, MSG_CMSG_CLOEXEC);
-	io_uring_sqe_set_flags(s, IOSQE_IO_LINK);
-	io_uring_sqe_set_data64(s, (uint64_t)(uintptr_t)cl | REQ_REPORT);
-	l->inflight++;
-	s = sqe_get(l);
-	io_uring_prep_link_timeout(s, &l->report_wait, 0);
-	own(l, s, REQ_CANCEL, NULL);
-}
-
-static void arm_timer(struct loop *l)
-{
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_timeout(s, &l->interval, 0, 0);
-	own(l, s, REQ_TIMER, NULL);
-}
-
-static void arm_signal(struct loop *l)
-{
-	struct io_uring_sqe *s = sqe_get(l);
-	io_uring_prep_read(s, l->signal_fd, &l->sig, sizeof(l->sig), 0);
-	own(l, s, REQ_SIGNAL, NULL);
-}
 
 /* The connection is over: the ingest learns it, and the fd closes once the
  * ring holds no request on it (a pending request would keep the socket
@@ -225,35 +123,140 @@ static void hello_without_uffd(struct loop *l, const struct conn *c, int err)
 		uffd_say_unavailable(err, c->uid);
 }
 
-/* A packet from c of len bytes (its real length: the ingest reads no more
- * than a record from data), received with m: applied, the readings it
- * made owed fed in, then what the ingest says it asks done: its
- * userfaultfd kept (a copy, when faults are wanted: docs/faults.md, Who
- * holds the userfaultfd), the registrations changed, its acks sent.
- * Every fd a packet brings is closed.  False when the connection is over:
- * its end, or dropped. */
+/* The fds a HELLO brought, as it says: its userfaultfd (kept, a copy,
+ * when faults are wanted: docs/faults.md, Who holds the userfaultfd), then
+ * its record ring's memfd, mapped.  False when the ring it says it brings
+ * cannot be read: the process is dropped, as for a malformed record (its
+ * records would go where we cannot see them). */
+static bool hello_fds(struct loop *l, struct conn *c,
+		      const struct ingest_action *act, const struct msghdr *m)
+{
+	int fds[RECV_FDS_MAX];
+	size_t n = m ? recv_fds(m, fds, RECV_FDS_MAX) : 0, i = 0;
+	if (act->take_uffd && i < n && l->cfg.faults != PTS_FAULTS_OFF)
+		uffd_take(&c->uf, fds[i]);
+	i += act->take_uffd;
+	if (!act->take_ring || c->rr.hdr)
+		return !act->take_ring;
+	int err = i < n ? rec_ring_map(&c->rr, fds[i]) : -EBADF;
+	struct stat st;
+	if (!err && !fstat(fds[i], &st)) {
+		c->uf.ring_dev = st.st_dev;
+		c->uf.ring_ino = st.st_ino;
+	}
+	if (err)
+		say_once("process %d: its record ring cannot be read (%s): "
+			 "dropped", (int)c->pid, strerror(-err));
+	return !err;
+}
+
+static bool drain_ring(struct loop *l, struct conn *c, unsigned max);
+
+/* A kick: the process waits for us, or wants its ring read now. */
+static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
+{
+	struct pts_hdr h;
+	if (!c->rr.hdr || len != sizeof(h))
+		return false;
+	memcpy(&h, data, sizeof(h));
+	return h.type == PTS_RING_KICK && h.size == sizeof(h);
+}
+
+/* The readings of /proc the records applied owe, then their acks: a
+ * process waiting for an ack (its HELLO, its EXIT) is read before it runs
+ * on. */
+static void settle(struct loop *l, struct ingest_action *acks)
+{
+	readings_make(l->cfg.readings, l->g);
+	send_acks(l, acks);
+	send_owed_acks(l);
+	acks->nack = 0;
+}
+
+/* A record from c of len bytes (its real length: the ingest reads no
+ * more than a record from data), received with m (NULL: out of its ring),
+ * applied: its fds kept, the registrations it changed brought up to date
+ * (the model has it: what it mapped is registered now), its acks added
+ * to acks (settled first when acks is full).  Every fd a packet brings is
+ * closed.  False when the connection is dropped. */
+static bool record_in(struct loop *l, struct conn *c, const unsigned char *data,
+		      size_t len, const struct msghdr *m,
+		      struct ingest_action *acks)
+{
+	struct ingest_action act = { 0 };
+	ingest_packet(l->g, c->id, data, len, &act);
+	bool fds_kept = hello_fds(l, c, &act, m);
+	if (m)
+		recv_close_fds(m);
+	hello_without_uffd(l, c, act.hello_uffd_errno);
+	for (unsigned i = 0; i < act.nuffd; i++)
+		uffd_act(&c->uf, l->g, c->pid, &act.uffd[i]);
+	for (unsigned i = 0; i < act.nack; i++) {
+		if (acks->nack == INGEST_MAX_ACKS)
+			settle(l, acks);
+		acks->ack[acks->nack++] = act.ack[i];
+	}
+	if (act.drop || !fds_kept)
+		ingest_drop(l->g, c->id, REPORT_DROP_MALFORMED);
+	return !act.drop && fds_kept;
+}
+
+/* Up to max records of c's ring applied, their room given back. */
+static bool ring_in(struct loop *l, struct conn *c, unsigned max,
+		    struct ingest_action *acks)
+{
+	uint64_t head = rec_ring_head(&c->rr);
+	bool open = true;
+	for (unsigned done = 0; open && done < max; done++) {
+		size_t len;
+		enum rec_ring_next r = rec_ring_next(&c->rr.view, head, l->ring_rec,
+						     &len);
+		if (r == REC_RING_EMPTY)
+			break;
+		if (r == REC_RING_BAD) {
+			ingest_drop(l->g, c->id, REPORT_DROP_MALFORMED);
+			open = false;
+			break;
+		}
+		open = record_in(l, c, l->ring_rec, len, NULL, acks);
+	}
+	rec_ring_release(&c->rr);
+	return open;
+}
+
+/* A packet from c, received with m: applied, then the readings it owes
+ * made and its acks sent.  A HELLO that brings a ring has what the ring
+ * holds by now applied before its reading: a process that waits for its
+ * ack no more (a late daemon's) may have written there, and its /proc
+ * already shows what those records say.  A kick reads the ring.  False when the connection is over: its end (after
+ * what its ring still holds), or dropped. */
 static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 		      size_t len, const struct msghdr *m)
 {
-	if (!len && peer_closed(c->fd)) {
+	if ((!len && peer_closed(c->fd)) || is_kick(c, data, len)) {
 		recv_close_fds(m);
-		return false;
+		return drain_ring(l, c, len ? DRAIN_MAX : UINT_MAX) && len;
 	}
-	struct ingest_action act = { 0 };
-	ingest_packet(l->g, c->id, data, len, &act);
-	if (act.take_uffd && l->cfg.faults != PTS_FAULTS_OFF)
-		uffd_take(&c->uf, m);
-	recv_close_fds(m);
-	hello_without_uffd(l, c, act.hello_uffd_errno);
-	readings_make(l->cfg.readings, l->g);
-	/* The model has the record: what it mapped is registered now. */
-	for (unsigned i = 0; i < act.nuffd; i++)
-		uffd_act(&c->uf, l->g, c->pid, &act.uffd[i]);
-	send_acks(l, &act);
-	send_owed_acks(l);
-	if (act.drop)
-		ingest_drop(l->g, c->id, REPORT_DROP_MALFORMED);
-	return !act.drop;
+	struct ingest_action acks = { 0 };
+	bool had_ring = c->rr.hdr;
+	bool open = record_in(l, c, data, len, m, &acks);
+	if (open && !had_ring && c->rr.hdr)
+		open = ring_in(l, c, DRAIN_MAX, &acks);
+	settle(l, &acks);
+	return open;
+}
+
+/* Up to max records of c's ring, applied, then their readings and acks.
+ * False when the connection is over: dropped, or its ring broken (a head
+ * or a size no shim writes). */
+static bool drain_ring(struct loop *l, struct conn *c, unsigned max)
+{
+	if (!c->rr.hdr)
+		return true;
+	struct ingest_action acks = { 0 };
+	bool open = ring_in(l, c, max, &acks);
+	settle(l, &acks);
+	return open;
 }
 
 /* Reads what c has sent so far, synchronously, a burst per system call, up
@@ -266,7 +269,7 @@ static bool drain_conn(struct loop *l, struct conn *c, unsigned max)
 		unsigned want = max - done < RECV_BURST ? max - done : RECV_BURST;
 		int n = recv_burst(b, c->fd, want);
 		if (n == -EAGAIN)
-			return true; /* all read; the process lives on */
+			break; /* all read; the process lives on */
 		bool open = n > 0;
 		for (int i = 0; i < n; i++)
 			if (open)
@@ -279,8 +282,13 @@ static bool drain_conn(struct loop *l, struct conn *c, unsigned max)
 			return false;
 		}
 		if ((unsigned)n < want)
-			return true; /* a short burst: the queue was empty */
+			break; /* a short burst: the queue was empty */
 		done += (unsigned)n;
+	}
+	/* What the socket said came before what the ring holds (HELLO). */
+	if (!drain_ring(l, c, max)) {
+		conn_end(l, c);
+		return false;
 	}
 	return true;
 }
@@ -599,6 +607,19 @@ static void serve_faults(struct loop *l)
 	}
 }
 
+/* What every ring holds, up to DRAIN_MAX records each: records come with
+ * no wake-up, and are taken at every turn, which comes at least every
+ * PTS_HEARTBEAT_IDLE_MS while a process is connected (wait_some).
+ * Backwards, as drain_all. */
+static void drain_rings(struct loop *l)
+{
+	for (size_t i = l->conns.nopen; i-- > 0;) {
+		struct conn *c = l->conns.open[i];
+		if (rec_ring_pending(&c->rr) && !drain_ring(l, c, DRAIN_MAX))
+			conn_end(l, c);
+	}
+}
+
 /* The live reports asked for in the batch, after its checkpoints. */
 static void serve_reports(struct loop *l)
 {
@@ -611,14 +632,14 @@ static void serve_reports(struct loop *l)
 }
 
 /* Submits what is queued, waits for a completion (faults left to read:
- * no waiting, they would not wake us; a watched loop: at most
- * PTS_HEARTBEAT_IDLE_MS), handles all there are. */
+ * no waiting, they would not wake us; a watched loop, or one with rings
+ * to read: at most PTS_HEARTBEAT_IDLE_MS), handles all there are. */
 static int wait_some(struct loop *l)
 {
 	struct io_uring_cqe *cqe;
 	if (l->faults_due)
 		return io_uring_submit_and_get_events(&l->ring);
-	if (l->cfg.heartbeat)
+	if (l->cfg.heartbeat || l->conns.nopen)
 		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &l->idle,
 							 NULL);
 	return io_uring_submit_and_wait(&l->ring, 1);
@@ -665,6 +686,7 @@ static int turn(struct loop *l)
 	for (size_t i = 0; i < l->naccepted; i++)
 		conn_open(l, l->accepted[i]);
 	l->naccepted = 0;
+	drain_rings(l);
 	serve_faults(l);
 	if (l->tick_due)
 		tick(l);
@@ -692,9 +714,10 @@ int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg)
 	if (r)
 		return r;
 	l->burst = malloc(sizeof(*l->burst));
+	l->ring_rec = malloc(PTS_REC_MAX);
 	l->signal_fd = signalfd(-1, cfg->stop, SFD_CLOEXEC);
-	if (!l->burst || l->signal_fd < 0) {
-		r = l->burst ? -errno : -ENOMEM;
+	if (!l->burst || !l->ring_rec || l->signal_fd < 0) {
+		r = l->burst && l->ring_rec ? -errno : -ENOMEM;
 		loop_free(l);
 		return r;
 	}
@@ -753,6 +776,7 @@ void loop_free(struct loop *l)
 	free(l->accepted);
 	conns_free(&l->conns);
 	free(l->burst);
+	free(l->ring_rec);
 	if (l->signal_fd >= 0)
 		close(l->signal_fd);
 }

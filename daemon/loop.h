@@ -49,6 +49,7 @@ struct loop {
 	int *accepted;         /* connections accepted in this batch */
 	size_t naccepted, cap_accepted;
 	struct burst *burst;   /* what drain_conn() reads into */
+	unsigned char *ring_rec; /* a record out of a ring (PTS_REC_MAX) */
 	struct control_client *reports; /* requests to serve after the batch */
 	unsigned inflight;     /* requests the ring holds */
 	bool stopping;

@@ -16,8 +16,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
 	      "                [--interval S] [--faults off|table|all] [--json FILE]\n"
-	      "                [--text FILE] [--html FILE] [--record FILE] [--top N]\n"
-	      "                [--verbose]\n"
+	      "                [--text FILE] [--html FILE] [--flamegraph FILE]\n"
+	      "                [--record FILE] [--top N] [--verbose]\n"
 	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
 	      "                [--max-clients N] [--max-clients-per-user N]\n"
 	      "                [--command-line TEXT]\n"
@@ -41,6 +41,9 @@ static void usage(FILE *f)
 	      "                  all (every one)\n"
 	      "  --json FILE     write the JSON report to FILE (0600; '-': stdout)\n"
 	      "  --html FILE     write the HTML report to FILE (0600; '-': stdout)\n"
+	      "  --flamegraph FILE  write collapsed stacks: FILE by today's PTE\n"
+	      "                  tables, FILE.POLICY by the tables each policy saves\n"
+	      "                  (0600; docs/flamegraph.md)\n"
 	      "  --text FILE     write the text report to FILE (0600; '-': stdout;\n"
 	      "                  default: stderr)\n"
 	      "  --record FILE   keep every record applied in a trace (0600)\n"
@@ -97,7 +100,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshared", usage, CLI_POLICY | CLI_JSON | CLI_HTML |
-			CLI_RECORD | CLI_TOP | CLI_FAULTS | CLI_VERBOSE, own, "V");
+			CLI_FLAMEGRAPH | CLI_RECORD | CLI_TOP | CLI_FAULTS | CLI_VERBOSE, own, "V");
 	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1,
 				      .heartbeat_fd = -1 };
 	char err[128];
@@ -160,6 +163,7 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	o->policies = p.v.policies;
 	o->json = p.v.json;
 	o->html = p.v.html;
+	o->flamegraph = p.v.flamegraph;
 	o->record = p.v.record;
 	o->top = p.v.top_n;
 	o->verbose = p.v.verbose;

@@ -13,6 +13,7 @@ struct daemon_options {
 	uint64_t interval_s;  /* timer checkpoints; 0: none */
 	const char *json;     /* NULL: no JSON report */
 	const char *html;     /* NULL: no HTML report */
+	const char *flamegraph; /* NULL: no flame graphs (docs/flamegraph.md) */
 	const char *text;     /* NULL: stderr; "-": stdout */
 	const char *record;   /* NULL: no trace */
 	const char *command_line; /* the program's, for the run's details */

@@ -41,8 +41,10 @@ int outputs_open(struct outputs *out, const struct daemon_options *o)
 	if (!output_open(&out->text, o->text, stderr) &&
 	    !output_open(&out->json, o->json, NULL) &&
 	    !output_open(&out->html, o->html, NULL) &&
-	    !output_open(&out->trace, o->record, NULL))
+	    !output_open(&out->trace, o->record, NULL)) {
+		out->flamegraph = o->flamegraph;
 		return 0;
+	}
 	outputs_close(out);
 	return -1;
 }
@@ -65,6 +67,25 @@ int outputs_write(const struct outputs *out, const struct report *r, size_t top,
 	return out->html.f ? report_html(out->html.f, r) : 0;
 }
 
+/* The flame graphs, when asked for: FILE and FILE.LABEL (made at the end,
+ * a file per policy). */
+static int flamegraphs(const char *path, const struct report *r)
+{
+	int bad = 0;
+	for (size_t k = 0; path && k < r->npol; k++) {
+		char buf[4096];
+		struct output o;
+		if (output_open(&o, report_flamegraph_path(r, k, path, buf,
+							   sizeof(buf)), NULL)) {
+			bad = -1;
+			continue;
+		}
+		report_flamegraph(o.f, r, k);
+		bad |= output_close(&o);
+	}
+	return bad;
+}
+
 int outputs_finish(struct outputs *out, const struct report *r, size_t top,
 		   bool verbose)
 {
@@ -75,5 +96,6 @@ int outputs_finish(struct outputs *out, const struct report *r, size_t top,
 	bad |= output_close(&out->json);
 	bad |= output_close(&out->html);
 	bad |= output_close(&out->text);
+	bad |= flamegraphs(out->flamegraph, r);
 	return bad ? -1 : 0;
 }

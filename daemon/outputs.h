@@ -18,6 +18,7 @@ struct output {
 
 struct outputs {
 	struct output text, json, html, trace;
+	const char *flamegraph; /* written at the end, or NULL */
 };
 
 /* 0, or -1 with the message printed (and nothing left open). */

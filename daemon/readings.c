@@ -5,6 +5,7 @@
 #include "access.h"
 #include "lib/clock.h"
 #include "readings.h"
+#include "report/symbols.h"
 
 /* A record under construction, fed in when full or done. */
 union ck_buf {
@@ -14,6 +15,7 @@ union ck_buf {
 	struct pts_ck_vmas vmas;
 	struct pts_ck_runs runs;
 	struct pts_ck_name name;
+	struct pts_ck_build_id build_id;
 	struct pts_ck_end end;
 	uint64_t align;
 	uint8_t b[PTS_REC_MAX];
@@ -54,7 +56,28 @@ static bool ck_vma_of(const struct procfs_vma *pv, struct pts_ck_vma *out)
 	return true;
 }
 
-/* The paths of the objects the ingest has not named yet. */
+/* After its name, the build id of an ELF file, read from its path when
+ * that is still the file mapped (same device and inode). */
+static void emit_build_id(struct feed *f, const struct procfs_vma *pv,
+			  const struct pts_ck_vma *v)
+{
+	struct pts_ck_build_id *r = &f->r.build_id;
+	if (v->kind != MM_OBJ_FILE || pv->deleted)
+		return;
+	size_t n = report_build_id(pv->path, v->dev, v->ino, r->id,
+				   PTS_BUILD_ID_MAX);
+	if (!n)
+		return;
+	r->dev = v->dev;
+	r->ino = v->ino;
+	r->kind = v->kind;
+	r->version = PTS_BUILD_ID_VERSION;
+	r->len = (uint16_t)n;
+	emit(f, PTS_CK_BUILD_ID, sizeof(*r) + n);
+}
+
+/* The paths of the objects the ingest has not named yet, and the build
+ * ids of those that are ELF files. */
 static void emit_names(struct feed *f, const struct procfs_image *img)
 {
 	struct pts_ck_name *r = &f->r.name;
@@ -78,6 +101,7 @@ static void emit_names(struct feed *f, const struct procfs_image *img)
 		}
 		r->len = (uint32_t)len;
 		emit(f, PTS_CK_NAME, sizeof(*r) + len);
+		emit_build_id(f, pv, &v);
 	}
 }
 

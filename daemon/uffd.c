@@ -28,20 +28,6 @@ void uffd_init(struct uffd *u)
 	*u = (struct uffd){ .fd = -1 };
 }
 
-/* The one fd of a packet, or -1 when it brought none or several. */
-static int only_fd(const struct msghdr *m)
-{
-	int fd = -1, n = 0;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h;
-	     h = CMSG_NXTHDR((struct msghdr *)m, h)) {
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-			continue;
-		n += (int)((h->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		memcpy(&fd, CMSG_DATA(h), sizeof(fd));
-	}
-	return n == 1 ? fd : -1;
-}
-
 /* Any fd may come from a client; only a userfaultfd gets its ioctls. */
 static bool is_userfaultfd(int fd)
 {
@@ -52,11 +38,10 @@ static bool is_userfaultfd(int fd)
 	return n == (ssize_t)sizeof(want) - 1 && !memcmp(target, want, (size_t)n);
 }
 
-bool uffd_take(struct uffd *u, const struct msghdr *m)
+bool uffd_take(struct uffd *u, int fd)
 {
 	if (u->fd >= 0)
 		return false;
-	int fd = only_fd(m);
 	if (fd < 0 || !is_userfaultfd(fd))
 		return false;
 	u->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -116,7 +101,8 @@ struct rebuild {
 static int sync_vma(const struct ingest_range *v, void *arg)
 {
 	struct rebuild *b = arg;
-	if (!v->shared_memory)
+	if (!v->shared_memory ||
+	    (v->ino && v->dev == b->u->ring_dev && v->ino == b->u->ring_ino))
 		return 0;
 	uint32_t shift = v->huge_shift;
 	while (b->next < b->nold && b->old[b->next].end <= v->start)

@@ -33,17 +33,21 @@ struct uffd {
 	 * table mode, spans released after their first fault stay in). */
 	struct uffd_ranges done;
 	size_t nr_whole;     /* done.nr after the last whole rebuild */
+	/* The process's record ring (a memfd: device, inode), never
+	 * registered: the shim writes it holding its lock, and a fault
+	 * there would be ptshare's own, counted as the program's. */
+	uint64_t ring_dev, ring_ino;
 };
 
 /* A process's fault as the model takes it (PTS_FAULT_* flags). */
 typedef void uffd_seen_fn(void *arg, uint64_t addr, uint32_t flags);
 
 void uffd_init(struct uffd *u);
-/* Keeps the userfaultfd a packet brought (m), when the ingest said it
- * brings one (take_uffd: a PTS_HELLO with PTS_HELLO_UFFD) and its one fd
+/* Keeps (a copy of) the userfaultfd a packet brought, when the ingest
+ * said it brings one (take_uffd: a PTS_HELLO with PTS_HELLO_UFFD) and fd
  * is a userfaultfd; the caller still closes the fds of the packet.
  * Whether one is kept now. */
-bool uffd_take(struct uffd *u, const struct msghdr *m);
+bool uffd_take(struct uffd *u, int fd);
 /* UFFDIO_API with the features mode needs (a PTS_FAULTS_* other than
  * off).  0, or -errno (then the fd is closed: the process runs on
  * without it). */

@@ -63,6 +63,7 @@ void ingest_record_actions(struct ingest_action *act, uint32_t conn,
 	if (h->type == PTS_HELLO) {
 		const struct pts_hello *r = (const struct pts_hello *)h;
 		act->take_uffd = r->flags & PTS_HELLO_UFFD;
+		act->take_ring = r->flags & PTS_HELLO_RING;
 		act->hello_uffd_errno = act->take_uffd ? 0 : r->uffd_errno;
 	} else if (h->type == PTS_OWN_UFFD) {
 		/* A registration of the program's own that failed with EBUSY

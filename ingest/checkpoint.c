@@ -77,11 +77,12 @@ static void ck_end(struct ingest *g, struct session *s,
 	s->last.proc.vmpte_kb = e->vmpte_kb;
 	s->last.proc.stable = e->stable;
 	s->last.reason = ck->reason;
+	g->reading_ns = e->h.time_ns;
 	/* Before processes start to leave, and on the timer: the peak, once
 	 * the reading it belongs to is over (ingest.c, apply()). */
 	if (ck->reason == PTS_CK_EXIT || ck->reason == PTS_CK_TIMER ||
 	    ck->reason == PTS_CK_FINAL)
-		g->peak_due = true;
+		g->peak_due = g->series_due = true;
 }
 
 /*
@@ -146,6 +147,9 @@ uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
 	}
 	case PTS_CK_FS:
 		ingest_dev_add(g, (const struct pts_ck_fs *)h);
+		return 0;
+	case PTS_CK_BUILD_ID:
+		ingest_build_id_object(g, (const struct pts_ck_build_id *)h);
 		return 0;
 	}
 	if (!s)

@@ -67,6 +67,7 @@ void ingest_free(struct ingest *g)
 	for (size_t i = 0; i < g->nnames; i++)
 		free(g->names[i].name);
 	report_free(&g->peak);
+	report_series_free(&g->series);
 	ingest_callsites_free(&g->callsites);
 	report_symbols_free(g->symbols);
 	free(g->sess);
@@ -373,9 +374,12 @@ static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 	/* The peak after a reading of /proc, taken once it is over: a timer
 	 * reads every process, one after the other, and a report per process
 	 * read would cost the square of their number. */
-	if (g->peak_due && (h->type < PTS_CK_BEGIN || h->type > PTS_CK_USER)) {
-		g->peak_due = false;
-		ingest_capture_peak(g, false);
+	if ((g->peak_due || g->series_due) &&
+	    (h->type < PTS_CK_BEGIN || h->type > PTS_CK_LAST))
+		ingest_readings_over(g, false);
+	if (!g->started) {
+		g->started = true;
+		g->first_ns = h->time_ns;
 	}
 	g->since_peak++;
 	ingest_trace_write(g, pid, conn, h);
@@ -608,6 +612,7 @@ static int range_of_vma(const struct mm_vma_info *v, void *arg)
 	bool hugetlb = v->obj.kind == MM_OBJ_HUGETLB;
 	struct ingest_range r = {
 		.start = v->start, .end = v->end,
+		.dev = v->obj.dev, .ino = v->obj.ino,
 		.huge_shift = hugetlb ? v->huge_shift : 0,
 		.shared_memory = (v->flags & MM_VMA_SHARED) &&
 				 (v->obj.kind == MM_OBJ_SHMEM || hugetlb),

@@ -62,7 +62,8 @@ struct ingest_action {
 	} ack[INGEST_MAX_ACKS];
 	unsigned nack;
 	bool drop;
-	bool take_uffd;       /* the packet's one fd is its userfaultfd */
+	bool take_uffd;       /* the packet's first fd is its userfaultfd */
+	bool take_ring;       /* its record ring's memfd follows (wire.h) */
 	int hello_uffd_errno; /* a HELLO without one: why (0: none asked) */
 	struct ingest_uffd_op uffd[INGEST_MAX_UFFD];
 	unsigned nuffd;
@@ -161,6 +162,7 @@ bool ingest_object_named(const struct ingest *g,
  * huge_shift then its huge page's, 0 for shmem). */
 struct ingest_range {
 	uint64_t start, end;
+	uint64_t dev, ino;    /* the file mapped; 0 for anonymous memory */
 	uint32_t huge_shift;
 	bool shared_memory;
 };

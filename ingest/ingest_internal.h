@@ -95,6 +95,8 @@ struct session {
 struct named {
 	struct mm_object_id id;
 	char *name;
+	uint16_t build_id_len;  /* 0: the trace holds none (PTS_CK_BUILD_ID) */
+	uint8_t build_id[PTS_BUILD_ID_MAX];
 };
 
 struct dev_kind {
@@ -138,6 +140,11 @@ struct ingest {
 	bool peak_due;           /* a reading ended: take the peak after it */
 	uint64_t since_peak;     /* records applied since it was taken */
 	bool peak_symbolized;    /* its call sites named, once per peak */
+	struct report_series series; /* a point after each round of readings */
+	bool series_due;         /* a reading ended: a point after its round */
+	bool started;            /* a record came: first_ns is its time */
+	uint64_t first_ns;
+	uint64_t reading_ns;     /* when the last reading ended */
 	uint64_t full_read_ns;   /* the last checkpoint of every process */
 	uint64_t full_read_cost_ns; /* how long it took */
 	bool full_read_open;     /* its readings are still being handed out */
@@ -211,14 +218,29 @@ void ingest_trace_write(struct ingest *g, int32_t pid, uint32_t conn,
 void ingest_out_of_memory(struct ingest *g);
 
 /* ingest_report.c */
-/* The peak taken now if the moment is higher, once enough records came
- * since the last (always: whatever came). */
+/* A round of readings is over (a record of another kind came, or the
+ * run's end): a point of the series if one is due, and the peak if the
+ * moment is higher, once enough records came since the last (always:
+ * whatever came). */
+void ingest_readings_over(struct ingest *g, bool always);
+/* The peak alone (a live report, between two records of a round). */
 void ingest_capture_peak(struct ingest *g, bool always);
 /* The name the checkpoints gave an object, or NULL; a name given. */
 const char *ingest_object_name(const struct ingest *g,
 			       const struct mm_object_id *id);
+/* The object's entry, or NULL when no checkpoint named it. */
+struct named *ingest_named(const struct ingest *g,
+			   const struct mm_object_id *id);
 void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 			const char *name, size_t len);
+
+/* build_ids.c */
+/* The build id a reading gave a named object (a record of another
+ * version is skipped). */
+void ingest_build_id_object(struct ingest *g, const struct pts_ck_build_id *r);
+/* Into r, the objects whose file here has another build id than the
+ * readings gave (or none): the call sites named from it may be wrong. */
+void ingest_check_build_ids(struct ingest *g, struct report *r);
 
 /* One model operation, the same for every world. */
 struct op {

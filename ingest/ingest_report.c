@@ -22,12 +22,19 @@ static bool name_is(const void *item, const void *key)
 	return a->kind == k->id->kind && a->dev == k->id->dev && a->ino == k->id->ino;
 }
 
-const char *ingest_object_name(const struct ingest *g,
-			       const struct mm_object_id *id)
+struct named *ingest_named(const struct ingest *g,
+			   const struct mm_object_id *id)
 {
 	const struct name_key k = { g, id };
 	void *item = ptr_map_get(&g->name_index, mm_object_id_hash(id), name_is, &k);
-	return item ? g->names[(uintptr_t)item - 1].name : NULL;
+	return item ? &g->names[(uintptr_t)item - 1] : NULL;
+}
+
+const char *ingest_object_name(const struct ingest *g,
+			       const struct mm_object_id *id)
+{
+	const struct named *n = ingest_named(g, id);
+	return n ? n->name : NULL;
 }
 
 void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
@@ -43,7 +50,7 @@ void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 		free(copy);
 		return;
 	}
-	g->names[g->nnames++] = (struct named){ *id, copy };
+	g->names[g->nnames++] = (struct named){ .id = *id, .name = copy };
 }
 
 /* The report's question: which call made pid's mapping at addr.  A file
@@ -164,6 +171,37 @@ void ingest_capture_peak(struct ingest *g, bool always)
 		*skipped = 0;
 }
 
+/* The series' point of the moment: the processes in the worlds, their
+ * VmPTE as last read, every world's tables.  A live report takes none:
+ * its round of readings may be only half over, and a replay would not
+ * take it there. */
+static void series_point(struct ingest *g)
+{
+	struct report_point pt = {
+		.t_ns = g->reading_ns > g->first_ns ? g->reading_ns - g->first_ns : 0,
+	};
+	for (size_t i = 0; i < g->nsess; i++) {
+		const struct session *s = g->sess[i];
+		if (!s->in_model)
+			continue;
+		pt.processes++;
+		if (s->last.proc.vmpte_kb > 0)
+			pt.vmpte_kb += (uint64_t)s->last.proc.vmpte_kb;
+	}
+	report_point_tables(&pt, g->ws);
+	if (report_series_add(&g->series, &pt))
+		ingest_out_of_memory(g);
+}
+
+void ingest_readings_over(struct ingest *g, bool always)
+{
+	if (g->series_due)
+		series_point(g);
+	if (g->peak_due || always)
+		ingest_capture_peak(g, always);
+	g->peak_due = g->series_due = false;
+}
+
 /* The peak as it stands, with every process at its last checkpoint: the
  * finals are replaced, and the call sites named once per peak (from the
  * files as they are when it is first reported), so that reporting again
@@ -187,9 +225,12 @@ static const struct report *report_of_peak(struct ingest *g)
 		report_set_finals(&g->peak, all, n, &st);
 		free(all);
 	}
+	if (report_set_series(&g->peak, &g->series))
+		ingest_out_of_memory(g);
 	if (!g->peak_symbolized &&
 	    (g->symbols || (g->symbols = report_symbols_new()))) {
 		report_symbolize(&g->peak, g->symbols);
+		ingest_check_build_ids(g, &g->peak);
 		g->peak_symbolized = true;
 	}
 	return &g->peak;
@@ -197,8 +238,7 @@ static const struct report *report_of_peak(struct ingest *g)
 
 const struct report *ingest_report(struct ingest *g)
 {
-	g->peak_due = false;
-	ingest_capture_peak(g, true);
+	ingest_readings_over(g, true);
 	return report_of_peak(g);
 }
 

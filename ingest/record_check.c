@@ -26,6 +26,7 @@ static size_t body_size(uint16_t type)
 	case PTS_CK_NAME: return sizeof(struct pts_ck_name);
 	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
 	case PTS_CK_USER: return sizeof(struct pts_ck_user);
+	case PTS_CK_BUILD_ID: return sizeof(struct pts_ck_build_id);
 	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
 	case PTS_FAULT: return sizeof(struct pts_fault);
 	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
@@ -79,6 +80,9 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 	case PTS_CK_NAME:
 		want = body + ((const struct pts_ck_name *)r)->len;
 		break;
+	case PTS_CK_BUILD_ID:
+		want = body + ((const struct pts_ck_build_id *)r)->len;
+		break;
 	}
 	if (len < body || len != want)
 		return "its size does not fit its type";
@@ -88,5 +92,11 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 	     !memchr(((const struct pts_exec *)r)->path, 0, 256)) ||
 	    (h->type == PTS_RUN_INFO && !run_info_terminated(r)))
 		return "an unterminated string";
+	if (h->type == PTS_CK_END && ((const struct pts_ck_end *)r)->vmpte_kb < -1)
+		return "a VmPTE below -1 (unknown)";
+	if (h->type == PTS_CK_BUILD_ID &&
+	    (!((const struct pts_ck_build_id *)r)->len ||
+	     ((const struct pts_ck_build_id *)r)->len > PTS_BUILD_ID_MAX))
+		return "a build id of no byte or more than 64";
 	return NULL;
 }

@@ -275,6 +275,37 @@ int mm_proc_vmas(const struct mm_world *w, uint32_t pid,
 	return mm_proc_vmas_in(w, pid, 0, UINT64_MAX, fn, arg);
 }
 
+/* What v is under w's policy (its tables not counted). */
+static struct mm_vma_info vma_info(const struct mm_world *w,
+				   const struct mm_vma *v)
+{
+	return (struct mm_vma_info){
+		.start = v->start,
+		.end = v->end,
+		.offset = v->obj ? v->pgoff << MM_PAGE_SHIFT : 0,
+		.obj = v->obj ? v->obj->id
+			      : (struct mm_object_id){ MM_OBJ_ANON, 0, 0 },
+		.prot = v->prot,
+		.flags = v->flags,
+		.huge_shift = v->huge_shift,
+		.anon_pages = v->anon != 0,
+		.reason = mm_vma_reason(&w->policy, v),
+	};
+}
+
+/* The range of the mshare host's tables v's pages are in, if it is
+ * placed there. */
+static bool host_range(const struct mm_world *w, const struct mm_vma *v,
+		       uint64_t *start, uint64_t *end)
+{
+	uint64_t last;
+	if (!v->mshare || !w->host || !mm_mshare_addr(v, v->start, start) ||
+	    !mm_mshare_addr(v, v->end - MM_PAGE_SIZE, &last))
+		return false;
+	*end = last + MM_PAGE_SIZE;
+	return true;
+}
+
 int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 		    uint64_t end,
 		    int (*fn)(const struct mm_vma_info *vma, void *arg),
@@ -285,23 +316,11 @@ int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 		return -ESRCH;
 	const struct mm_vma *v;
 	vma_for_each_in(v, mm, start, end) {
-		struct mm_vma_info info = {
-			.start = v->start,
-			.end = v->end,
-			.offset = v->obj ? v->pgoff << MM_PAGE_SHIFT : 0,
-			.obj = v->obj ? v->obj->id
-				      : (struct mm_object_id){ MM_OBJ_ANON, 0, 0 },
-			.prot = v->prot,
-			.flags = v->flags,
-			.huge_shift = v->huge_shift,
-			.anon_pages = v->anon != 0,
-			.reason = mm_vma_reason(&w->policy, v),
-		};
-		uint64_t hs, hl;
-		if (v->mshare && w->host && mm_mshare_addr(v, v->start, &hs) &&
-		    mm_mshare_addr(v, v->end - MM_PAGE_SIZE, &hl)) {
+		struct mm_vma_info info = vma_info(w, v);
+		uint64_t hs, he;
+		if (host_range(w, v, &hs, &he)) {
 			/* The host's tables for it, shared by definition. */
-			count_range(w->host->pgd, 0, hs, hl + MM_PAGE_SIZE, true,
+			count_range(w->host->pgd, 0, hs, he, true,
 				    &info.tables, &info.shared);
 		} else {
 			count_range(mm->pgd, 0, v->start, v->end, false,
@@ -312,4 +331,69 @@ int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 			return r;
 	}
 	return 0;
+}
+
+/*
+ * The PTE tables below t that [start, end) meets and no mapping owns yet
+ * (users 0), now owned (users 1).  A deposit goes with its PMD table: to
+ * the process that met the table first (its users, the process's stamp).
+ */
+static uint64_t own_range(struct pt_table *t, uint64_t tbase, uint64_t start,
+			  uint64_t end, uint32_t stamp)
+{
+	uint64_t n = 0, esz = MM_ENTRY(t->level);
+	unsigned lo, hi;
+	pt_entries_in(t, tbase, start, end, &lo, &hi);
+	if (t->level == PT_PMD && !t->users)
+		t->users = stamp;
+	for (unsigned i = lo; i <= hi; i++) {
+		uint64_t e = t->e[i];
+		if (!e)
+			continue;
+		if (pt_entry_is_leaf(e)) {
+			n += e == PT_LEAF_DEPOSIT && t->users == stamp;
+			continue;
+		}
+		struct pt_table *c = pt_entry_table(e);
+		if (c->level != PT_PTE) {
+			n += own_range(c, tbase + i * esz, start, end, stamp);
+		} else if (!c->users) {
+			c->users = 1;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void clear_users(struct mm_world *w)
+{
+	for (struct mm_space *mm = w->first; mm; mm = mm->next)
+		users_walk(mm->pgd, USERS_CLEAR);
+	if (w->host)
+		users_walk(w->host->pgd, USERS_CLEAR);
+}
+
+int mm_world_pte_owners(struct mm_world *w,
+			int (*fn)(uint32_t pid, const struct mm_vma_info *v,
+				  uint64_t tables, void *arg),
+			void *arg)
+{
+	uint32_t stamp = 1; /* 1 marks a PTE table; a process's are 2... */
+	int r = 0;
+	clear_users(w);
+	for (struct mm_space *mm = w->first; mm && !r; mm = mm->next) {
+		stamp++;
+		for (const struct mm_vma *v = vma_first(mm); v && !r;
+		     v = vma_next(v)) {
+			uint64_t hs, he, n = host_range(w, v, &hs, &he)
+				? own_range(w->host->pgd, 0, hs, he, stamp)
+				: own_range(mm->pgd, 0, v->start, v->end, stamp);
+			if (n) {
+				struct mm_vma_info info = vma_info(w, v);
+				r = fn(mm->pid, &info, n, arg);
+			}
+		}
+	}
+	clear_users(w);
+	return r;
 }

@@ -193,7 +193,7 @@ static enum report_why why_unshared(const struct report *r, size_t g,
 
 /* A copy of s owned by the report; NULL stays NULL, and so does a copy
  * memory could not be found for (-ENOMEM in *err). */
-static const char *keep(struct report *r, const char *s, int *err)
+const char *report_keep(struct report *r, const char *s, int *err)
 {
 	if (!s)
 		return NULL;
@@ -216,7 +216,7 @@ static const char *name_of(struct report *r, const struct report_object *names,
 		return r->maps[r->nmaps - 2].name;
 	struct report_object key = { .id = *obj };
 	const struct report_object *o = bsearch(&key, names, n, sizeof(key), cmp_named);
-	const char *name = o ? keep(r, o->name, err) : NULL;
+	const char *name = o ? report_keep(r, o->name, err) : NULL;
 	return name ? name : "";
 }
 
@@ -233,7 +233,7 @@ static int take_site(struct report *r, const struct report_input *in,
 	m->site.n = src.n < PTS_MAX_FRAMES ? src.n : PTS_MAX_FRAMES;
 	for (size_t i = 0; i < m->site.n; i++)
 		m->site.f[i] = (struct report_frame){
-			.object = keep(r, src.f[i].object, &err),
+			.object = report_keep(r, src.f[i].object, &err),
 			.offset = src.f[i].offset,
 		};
 	return err;
@@ -378,20 +378,27 @@ out:
 	return err;
 }
 
+static void symbolize_site(struct report *r, struct symbols *sy,
+			   struct report_site *site, int *err)
+{
+	for (size_t j = 0; j < site->n; j++) {
+		struct report_frame *f = &site->f[j];
+		struct symbol s;
+		if (!f->object || report_symbols_lookup(sy, f->object, f->offset, &s))
+			continue;
+		f->function = report_keep(r, s.function, err);
+		f->file = report_keep(r, s.file, err);
+		f->line = s.line;
+	}
+}
+
 int report_symbolize(struct report *r, struct symbols *sy)
 {
 	int err = 0;
 	for (size_t i = 0; i < r->nmaps; i++)
-		for (size_t j = 0; j < r->maps[i].site.n; j++) {
-			struct report_frame *f = &r->maps[i].site.f[j];
-			struct symbol s;
-			if (!f->object || report_symbols_lookup(sy, f->object,
-								f->offset, &s))
-				continue;
-			f->function = keep(r, s.function, &err);
-			f->file = keep(r, s.file, &err);
-			f->line = s.line;
-		}
+		symbolize_site(r, sy, &r->maps[i].site, &err);
+	for (size_t i = 0; i < r->nflames; i++)
+		symbolize_site(r, sy, &r->flames[i].site, &err);
 	return err;
 }
 
@@ -522,7 +529,8 @@ int report_set_finals(struct report *r, const struct report_final *finals,
 int report_build(struct report *r, const struct report_input *in)
 {
 	*r = (struct report){ 0 };
-	if (fill_header(r, in) || fill_rows(r, in) || fill_mappings(r, in)) {
+	if (fill_header(r, in) || fill_rows(r, in) || fill_mappings(r, in) ||
+	    report_flames_build(r, in)) {
 		report_free(r);
 		return -ENOMEM;
 	}
@@ -540,5 +548,10 @@ void report_free(struct report *r)
 	free(r->regions);
 	free(r->skips);
 	free(r->finals);
+	report_series_free(&r->series);
+	free(r->flames);
+	for (size_t i = 0; i < r->nbuild_ids; i++)
+		free(r->build_ids[i].object);
+	free(r->build_ids);
 	*r = (struct report){ 0 };
 }

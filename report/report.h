@@ -134,6 +134,37 @@ struct report_site {
 	struct report_frame f[PTS_MAX_FRAMES];
 };
 
+/*
+ * The run over time (report_series.c): one point per reading of every
+ * process (a round of checkpoints; a snapshot's interval).  At most
+ * REPORT_SERIES_MAX points: past them, neighbours are merged two by two,
+ * each pair into the one of the two with more of today's tables (a real
+ * reading, the peaks kept), and each point then stands for twice as many
+ * readings (per_point).
+ */
+#define REPORT_SERIES_MAX 240
+struct report_point {
+	uint64_t t_ns;        /* since the run's first record, the snapshot's start */
+	uint32_t processes;   /* modelled */
+	uint64_t vmpte_kb;    /* the sum of their VmPTE, as last read */
+	uint64_t tables[MM_WORLDS_MAX]; /* distinct table pages, per policy */
+};
+struct report_series {
+	struct report_point *p;   /* REPORT_SERIES_MAX, once one is added */
+	size_t n;
+	uint64_t readings;        /* points added in all */
+	uint32_t per_point;       /* readings a point stands for, at most */
+	uint32_t in_last;         /* readings the last point stands for */
+};
+/* The worlds' tables now into pt (its other members the caller's). */
+void report_point_tables(struct report_point *pt, const struct mm_worlds *ws);
+/* pt added, after every point added before it: 0, or -ENOMEM (the
+ * point is not kept). */
+int report_series_add(struct report_series *s, const struct report_point *pt);
+/* The point with the most of today's tables (the first of equals). */
+size_t report_series_peak(const struct report_series *s);
+void report_series_free(struct report_series *s);
+
 struct report_input {
 	const char *command;
 	struct mm_worlds *ws;
@@ -200,6 +231,16 @@ struct report_row {
 	size_t nregions;
 };
 
+/* The PTE tables the mappings one call stack made hold, in the processes
+ * of one command, per policy: each table once, to the first mapping that
+ * meets it (mm_world_pte_owners; report_flame.c). */
+struct report_flame {
+	const char *command;     /* owned by the report, as every string here */
+	const char *object;      /* the mappings' object, or "[anonymous]" */
+	struct report_site site; /* n == 0: no call seen making them */
+	uint64_t tables[MM_WORLDS_MAX];
+};
+
 /* A policy as the report shows it, findings included. */
 struct report_policy {
 	struct mm_policy p;
@@ -209,6 +250,14 @@ struct report_policy {
 };
 
 /* Owns everything it shows: it outlives the worlds and the input. */
+/* An object whose file here has another build id than the run's (the
+ * trace's PTS_CK_BUILD_ID): its call sites are named from another build. */
+struct report_build_id {
+	char *object;   /* its path */
+	char trace[2 * PTS_BUILD_ID_MAX + 1]; /* hex */
+	char here[2 * PTS_BUILD_ID_MAX + 1];  /* hex; "": none (no file, no id) */
+};
+
 struct report {
 	char command[32];
 	struct report_policy pol[MM_WORLDS_MAX];
@@ -234,9 +283,29 @@ struct report {
 	size_t finals_exact;     /* of them, model == VmPTE at that checkpoint */
 	bool has_stream;
 	struct report_stream stream;
+	struct report_series series; /* report_set_series */
+	struct report_flame *flames;
+	size_t nflames;
+	struct report_build_id *build_ids; /* ingest_check_build_ids */
+	size_t nbuild_ids, cap_build_ids;
 };
 
 int report_build(struct report *r, const struct report_input *in);
+/* A string kept as long as the report (its strings): NULL for NULL, and
+ * on failure, *err then -ENOMEM. */
+const char *report_keep(struct report *r, const char *s, int *err);
+/* report_build's flames (report_flame.c): 0, or -ENOMEM. */
+int report_flames_build(struct report *r, const struct report_input *in);
+/*
+ * Collapsed stacks, the format flamegraph.pl and speedscope read: a line
+ * per stack, "command;outermost frame;...;innermost frame;object N".
+ * Policy 0 (linux): N is today's PTE tables; policy k > 0: the tables k
+ * saves against today (stacks where it saves none are left out).
+ */
+void report_flamegraph(FILE *f, const struct report *r, size_t k);
+/* The file of policy k's flame graph: path for 0, path.LABEL for k. */
+const char *report_flamegraph_path(const struct report *r, size_t k,
+				   const char *path, char *buf, size_t len);
 
 /* The run's details (report_run.c; stream.run): the JSON's "run" (null
  * without them), and the text's lines, none without them. */
@@ -273,6 +342,12 @@ void report_mshare_cover(const struct report *r, size_t k,
 /* Replaces the processes' last checkpoints and the stream figures. */
 int report_set_finals(struct report *r, const struct report_final *finals,
 		      size_t n, const struct report_stream *stream);
+/* Replaces the report's series with a copy of s: 0, or -ENOMEM. */
+int report_set_series(struct report *r, const struct report_series *s);
+/* The series as the JSON's "series" and as the text's lines. */
+struct json;
+void report_series_json(struct json *j, const struct report *r);
+void report_series_text(FILE *f, const struct report *r);
 void report_free(struct report *r);
 struct symbols;
 /* Names the functions, files and lines of the call sites, from the object

@@ -385,6 +385,21 @@ static void stream(struct json *j, const struct report *r)
 	json_end_object(j);
 }
 
+static void build_ids_changed(struct json *j, const struct report *r)
+{
+	json_key(j, "build_ids_changed");
+	json_array(j);
+	for (size_t i = 0; i < r->nbuild_ids; i++) {
+		const struct report_build_id *b = &r->build_ids[i];
+		json_object(j);
+		json_member_string(j, "object", b->object);
+		json_member_string(j, "trace", b->trace);
+		member_string_or_null(j, "here", *b->here ? b->here : NULL);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
 void report_json_value(struct json *j, const struct report *r)
 {
 	json_object(j);
@@ -396,6 +411,7 @@ void report_json_value(struct json *j, const struct report *r)
 	help(j, r);
 	policies(j, r);
 	totals(j, r);
+	report_series_json(j, r);
 	json_key(j, "processes");
 	json_array(j);
 	for (size_t i = 0; i < r->nrows; i++)
@@ -424,6 +440,7 @@ void report_json_value(struct json *j, const struct report *r)
 		json_end_object(j);
 	}
 	json_end_array(j);
+	build_ids_changed(j, r);
 	json_end_object(j);
 }
 

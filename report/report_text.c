@@ -463,6 +463,7 @@ void report_text(FILE *f, const struct report *r, const char *command,
 	fputs("\n", f);
 	help(f, r);
 	totals(f, r);
+	report_series_text(f, r);
 	mshare_cover(f, r);
 	finals(f, r);
 	processes(f, r, top);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Places in ELF files symbolised with libdw: DWARF first, the symbol table
- * next.  One entry per object path, opened on first use. */
+ * next; libdwfl finds the DWARF by build id.  One entry per object path,
+ * opened on first use. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <libiberty/demangle.h>
 #include <fcntl.h>
@@ -20,8 +22,6 @@
 #include "symbols.h"
 #include "lib/bsearch.h"
 
-#define DEBUG_DIR "/usr/lib/debug/.build-id/"
-
 struct func {
 	uint64_t start, end;
 	const char *name;
@@ -30,9 +30,11 @@ struct func {
 /* One ELF file, and its separate debug file when its DWARF is there. */
 struct object {
 	char *path;
-	int fd, debug_fd;
-	Elf *elf, *debug_elf;
-	Dwarf *dwarf;        /* NULL: no debug info */
+	int fd;
+	Elf *elf;
+	Dwfl *dwfl;          /* the file as libdwfl's offline module */
+	Elf *debug_elf;      /* the separate debug file, or NULL (dwfl's) */
+	Dwarf *dwarf;        /* NULL: no debug info (dwfl's) */
 	GElf_Phdr *load;     /* PT_LOAD headers: file offsets to addresses */
 	size_t nload;
 	struct func *funcs;  /* by address */
@@ -60,14 +62,10 @@ struct symbols *report_symbols_new(void)
 
 static void object_close(struct object *o)
 {
-	if (o->dwarf)
-		dwarf_end(o->dwarf);
-	if (o->debug_elf)
-		elf_end(o->debug_elf);
+	if (o->dwfl)
+		dwfl_end(o->dwfl);
 	if (o->elf)
 		elf_end(o->elf);
-	if (o->debug_fd >= 0)
-		close(o->debug_fd);
 	if (o->fd >= 0)
 		close(o->fd);
 	free(o->load);
@@ -111,25 +109,55 @@ static Elf *open_elf(const char *path, int *fd)
 	return NULL;
 }
 
-/* The debug file Debian's -dbgsym packages install for o's build id. */
-static void open_debug_file(struct object *o)
+size_t report_build_id(const char *path, uint64_t dev, uint64_t ino,
+		       uint8_t *id, size_t cap)
 {
-	const unsigned char *id;
-	ssize_t n = dwelf_elf_gnu_build_id(o->elf, (const void **)&id);
-	char path[sizeof(DEBUG_DIR) + 2 * 64 + 8];
-	if (n < 2 || n > 64)
+	int fd;
+	struct stat st;
+	const void *bits;
+	elf_version(EV_CURRENT);
+	Elf *e = open_elf(path, &fd);
+	if (!e)
+		return 0;
+	ssize_t n = fstat(fd, &st) || ((dev || ino) && (st.st_dev != dev ||
+							st.st_ino != ino))
+		    ? 0 : dwelf_elf_gnu_build_id(e, &bits);
+	if (n > 0 && (size_t)n <= cap)
+		memcpy(id, bits, (size_t)n);
+	elf_end(e);
+	close(fd);
+	return n > 0 && (size_t)n <= cap ? (size_t)n : 0;
+}
+
+/* Where libdwfl looks for an offline file's DWARF: in the file, else in
+ * the debug file its build id (or .gnu_debuglink) names under
+ * /usr/lib/debug, else from the debuginfod servers of DEBUGINFOD_URLS. */
+static const Dwfl_Callbacks offline = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* o's DWARF, and its separate debug file when the DWARF is there.  The
+ * DWARF's addresses are the file's own, as ours are (the module's bias
+ * is not needed). */
+static void find_dwarf(struct object *o)
+{
+	Dwarf_Addr bias;
+	/* libdwfl takes the descriptor: the one we checked is a file. */
+	int fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0 || !(o->dwfl = dwfl_begin(&offline))) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	size_t len = (size_t)snprintf(path, sizeof(path), DEBUG_DIR "%02x/", id[0]);
-	for (ssize_t i = 1; i < n; i++)
-		len += (size_t)snprintf(path + len, sizeof(path) - len, "%02x", id[i]);
-	snprintf(path + len, sizeof(path) - len, ".debug");
-	if ((o->debug_elf = open_elf(path, &o->debug_fd)) &&
-	    !(o->dwarf = dwarf_begin_elf(o->debug_elf, DWARF_C_READ, NULL))) {
-		elf_end(o->debug_elf);
-		o->debug_elf = NULL;
-		close(o->debug_fd);
-		o->debug_fd = -1;
 	}
+	Dwfl_Module *m = dwfl_report_offline(o->dwfl, o->path, o->path, fd);
+	if (dwfl_report_end(o->dwfl, NULL, NULL) || !m ||
+	    !(o->dwarf = dwfl_module_getdwarf(m, &bias)))
+		return;
+	Elf *debug = dwarf_getelf(o->dwarf);
+	if (debug != dwfl_module_getelf(m, &bias))
+		o->debug_elf = debug;
 }
 
 static int by_start(const void *x, const void *y)
@@ -176,7 +204,7 @@ static int read_funcs(struct object *o, Elf *e)
 
 static int object_open(struct object *o, const char *path)
 {
-	*o = (struct object){ .fd = -1, .debug_fd = -1 };
+	*o = (struct object){ .fd = -1 };
 	if (!(o->path = strdup(path)))
 		return -ENOMEM;
 	if (!(o->elf = open_elf(path, &o->fd)))
@@ -188,9 +216,7 @@ static int object_open(struct object *o, const char *path)
 			if (gelf_getphdr(o->elf, (int)i, &o->load[o->nload]) &&
 			    o->load[o->nload].p_type == PT_LOAD)
 				o->nload++;
-	o->dwarf = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
-	if (!o->dwarf)
-		open_debug_file(o);
+	find_dwarf(o);
 	/* A debug file keeps the full symbol table the binary was stripped of. */
 	if (o->debug_elf && read_funcs(o, o->debug_elf))
 		return -ENOMEM;

@@ -1,26 +1,27 @@
 #!/bin/sh
-# Fuzzes the record decoder and the trace reader (docs/fuzzing.md):
+# Fuzzes the record decoder, the record ring's reader and the trace reader
+# (docs/fuzzing.md):
 #
 #   scripts/fuzz.sh SECONDS [HARNESS...]
 #
 # builds the libFuzzer harnesses with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer into $PTSHARE_FUZZ_BUILD (default build-fuzz),
-# then runs each (default: fuzz_ingest fuzz_trace) for SECONDS over its seed
+# then runs each (default: fuzz_ingest fuzz_trace fuzz_ring) for SECONDS over its seed
 # corpus and kept crash inputs.  New inputs go to a corpus of the build, not
 # to the tree.  Exit status 1 when a harness found something: the input is
 # saved under BUILD/crashes/HARNESS/ and its path printed.
 set -eu
 usage() {
-	echo "usage: scripts/fuzz.sh SECONDS [fuzz_ingest|fuzz_trace...]" >&2
+	echo "usage: scripts/fuzz.sh SECONDS [fuzz_ingest|fuzz_trace|fuzz_ring...]" >&2
 	exit 2
 }
 [ $# -ge 1 ] || usage
 seconds=$1
 shift
 case $seconds in '' | *[!0-9]*) usage ;; esac
-harnesses=${*:-fuzz_ingest fuzz_trace}
+harnesses=${*:-fuzz_ingest fuzz_trace fuzz_ring}
 for h in $harnesses; do
-	case $h in fuzz_ingest | fuzz_trace) ;; *) usage ;; esac
+	case $h in fuzz_ingest | fuzz_trace | fuzz_ring) ;; *) usage ;; esac
 done
 
 src=$(cd "$(dirname "$0")/.." && pwd)

@@ -14,12 +14,16 @@
 
 #define DEFAULT_FRAMES 4
 #define DEFAULT_WAIT_MS 2000
+/* The record ring: 128 KiB hold about 1,400 records of a call with four
+ * frames, and pass half full (a kick) every 700. */
+#define DEFAULT_RING_KIB 128
 
 struct shim_config shim_cfg = {
 	.stack = true,
 	.frames = DEFAULT_FRAMES,
 	.wait_ms = DEFAULT_WAIT_MS,
 	.uffd = true,
+	.ring_kib = DEFAULT_RING_KIB,
 };
 
 static bool number(const char *s, long min, long max, long *v)
@@ -59,6 +63,8 @@ static void option(char *opt, bool report)
 		shim_cfg.verbose = v;
 	else if (!strcmp(opt, "uffd"))
 		shim_cfg.uffd = v;
+	else if (!strcmp(opt, "ring"))
+		shim_cfg.ring_kib = (unsigned)(v > (1 << 20) ? 1 << 20 : v);
 	else if (report)
 		shim_say("unknown option ignored:", opt, -1);
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <string.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -79,30 +80,31 @@ int fd_move_high(int fd)
 /* When a wait for the daemon that starts now gives up.  A daemon that let
  * one run out is stopped or hung: waiting wait_ms at every fork and exit
  * would stall the program process after process. */
-static int64_t wait_deadline(void)
+int64_t conn_deadline(void)
 {
 	return now_ms() + (shim_proc.daemon_late ? 0 : shim_cfg.wait_ms);
 }
 
-/* A wait that ran out. */
-static bool late(void)
+/* A wait that ran out: no more waits from here on. */
+bool conn_late(void)
 {
 	shim_proc.daemon_late = true;
 	return false;
 }
 
 /* An ACK that did not come in time, of a record the daemon has not even
- * read (its bytes are still charged to our socket: SIOCOUTQ) is late; one
- * the daemon read, and works on, is not: a daemon that lags (1,111
- * processes forked at once) is no stopped one, and the processes waiting
- * give it the time to read each before it is gone. */
+ * read (still in the ring, or its bytes still charged to our socket:
+ * SIOCOUTQ) is late; one the daemon read, and works on, is not: a daemon
+ * that lags (1,111 processes forked at once) is no stopped one, and the
+ * processes waiting give it the time to read each before it is gone. */
 static bool ack_late(void)
 {
 	int unread = 0;
 
-	if (!syscall(SYS_ioctl, shim_proc.fd, SIOCOUTQ, &unread) && !unread)
+	if (!(shim_proc.ring && ring_unread()) &&
+	    !syscall(SYS_ioctl, shim_proc.fd, SIOCOUTQ, &unread) && !unread)
 		return false;
-	return late();
+	return conn_late();
 }
 
 /* Non-blocking, so that a daemon whose backlog is full costs at most
@@ -111,7 +113,7 @@ int conn_open(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const struct timespec ms = { 0, 1000000 };
-	int64_t deadline = wait_deadline();
+	int64_t deadline = conn_deadline();
 	int sndbuf = SEND_BUFFER;
 
 	str_copy(sa.sun_path, sizeof(sa.sun_path), shim_cfg.socket_path);
@@ -124,7 +126,7 @@ int conn_open(void)
 		int err = errno;
 		if ((err != EAGAIN && err != EINTR) || now_ms() >= deadline) {
 			if (err == EAGAIN)
-				late();
+				conn_late();
 			syscall(SYS_close, fd);
 			return -err;
 		}
@@ -150,7 +152,7 @@ static bool wait_room(int64_t deadline)
 		struct pollfd p = { .fd = shim_proc.fd, .events = POLLOUT };
 
 		if (left <= 0)
-			return late();
+			return conn_late();
 		long r = syscall(SYS_poll, &p, 1, (int)left);
 		if (r > 0)
 			return true;
@@ -159,23 +161,25 @@ static bool wait_room(int64_t deadline)
 	}
 }
 
-int conn_send(const struct iovec *iov, int n, int pass_fd, bool wait)
+int conn_send(const struct iovec *iov, int n, const struct fd_pass *pass,
+	      bool wait)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(pass->fd))];
 	} ctl;
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = n };
-	int64_t deadline = wait ? wait_deadline() : 0;
+	int64_t deadline = wait ? conn_deadline() : 0;
 
-	if (pass_fd >= 0) {
+	if (pass && pass->n) {
+		size_t bytes = sizeof(int) * (size_t)pass->n;
 		m.msg_control = ctl.buf;
-		m.msg_controllen = sizeof(ctl.buf);
+		m.msg_controllen = CMSG_SPACE(bytes);
 		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
 		h->cmsg_level = SOL_SOCKET;
 		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		*(int *)CMSG_DATA(h) = pass_fd;
+		h->cmsg_len = CMSG_LEN(bytes);
+		memcpy(CMSG_DATA(h), pass->fd, bytes);
 	}
 	/* MSG_NOSIGNAL: a dead daemon must not SIGPIPE the program. */
 	while (syscall(SYS_sendmsg, shim_proc.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -194,7 +198,17 @@ static bool is_ack(const struct pts_ack *a, long len, uint32_t seq)
 
 bool conn_wait_ack(uint32_t seq)
 {
-	int64_t deadline = wait_deadline();
+	int64_t deadline = conn_deadline();
+
+	/* With a ring, no send checked the fd: its number may be the
+	 * program's now, which we must not read from. */
+	if (!conn_is_ours()) {
+		shim_quiet("the program took the connection's fd", false);
+		return false;
+	}
+
+	if (shim_proc.ring && ring_unread())
+		ring_kick(); /* the record waited on is in the ring */
 
 	for (;;) {
 		int64_t left = deadline - now_ms();

@@ -80,13 +80,13 @@ static int exec_traced(void *arg, char *const envp[], enum env_made made)
 	if (!shim_enter(&c))
 		return exec_real(arg, envp);
 	exec_path(arg, m.path, sizeof(m.path));
-	rec_send(&c, PTS_EXEC, &m.h, sizeof(m), -1);
+	rec_send(&c, PTS_EXEC, &m.h, sizeof(m), NULL);
 	shim_leave(&c);
 	int r = exec_real(arg, envp);
 	if (shim_enter(&c)) {
 		shim_returned(&c, true);
 		m.result_errno = c.err;
-		rec_send(&c, PTS_EXEC_FAILED, &m.h, sizeof(m), -1);
+		rec_send(&c, PTS_EXEC_FAILED, &m.h, sizeof(m), NULL);
 		shim_leave(&c);
 	}
 	return r;

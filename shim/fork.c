@@ -39,7 +39,7 @@ static pid_t fork_traced(pid_t (*real)(void))
 	struct shim_call c;
 	if (shim_enter(&c)) {
 		struct pts_fork m = { .child = child };
-		rec_send(&c, PTS_FORK, &m.h, sizeof(m), -1);
+		rec_send(&c, PTS_FORK, &m.h, sizeof(m), NULL);
 		shim_leave(&c);
 	}
 	return child;

@@ -38,7 +38,7 @@ static int range_call(struct shim_call *c, int fd, unsigned long request,
 		m.len = range->len;
 		m.mode = reg ? ((struct uffdio_register *)arg)->mode : 0;
 	}
-	rec_send(c, PTS_OWN_UFFD, &m.h, sizeof(m), -1);
+	rec_send(c, PTS_OWN_UFFD, &m.h, sizeof(m), NULL);
 	if (again)
 		*again = c->failed && c->err == (reg ? EBUSY : EINVAL) &&
 			 shim_cfg.uffd && atomic_load(&shim_proc.active) &&

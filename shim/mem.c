@@ -45,7 +45,7 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		.result_errno = shim_errno(&c),
 	};
 	backing(fd, flags, &m.dev, &m.ino);
-	rec_send(&c, PTS_MMAP, &m.h, sizeof(m), -1);
+	rec_send(&c, PTS_MMAP, &m.h, sizeof(m), NULL);
 	shim_leave(&c);
 	return r;
 }
@@ -65,7 +65,7 @@ static void range_done(struct shim_call *c, int r, uint16_t type,
 		.arg = arg,
 		.result_errno = shim_errno(c),
 	};
-	rec_send(c, type, &m.h, sizeof(m), -1);
+	rec_send(c, type, &m.h, sizeof(m), NULL);
 	shim_leave(c);
 }
 
@@ -130,7 +130,7 @@ static void *mremap_sent(struct shim_call *c, void *old, size_t old_len,
 		.flags = flags,
 		.result_errno = shim_errno(c),
 	};
-	rec_send(c, PTS_MREMAP, &m.h, sizeof(m), -1);
+	rec_send(c, PTS_MREMAP, &m.h, sizeof(m), NULL);
 	if (again)
 		*again = r == MAP_FAILED && c->err == EFAULT && shim_cfg.uffd &&
 			 atomic_load(&shim_proc.active) && conn_wait_ack(m.h.seq);
@@ -185,7 +185,7 @@ SHIM_EXPORT void *shmat(int id, const void *addr, int flags)
 		.shmflg = flags,
 		.result_errno = shim_errno(&c),
 	};
-	rec_send(&c, PTS_SHMAT, &m.h, sizeof(m), -1);
+	rec_send(&c, PTS_SHMAT, &m.h, sizeof(m), NULL);
 	shim_leave(&c);
 	return r;
 }

@@ -58,7 +58,9 @@ static void exe_name(char *exe, size_t cap)
 }
 
 /* The daemon holds the only reference to the userfaultfd once it is sent:
- * if it dies, the kernel drops the registrations. */
+ * if it dies, the kernel drops the registrations.  The ring goes with it
+ * too, and every record after HELLO into the ring; without the daemon's
+ * connection it is of no use, and unmapped. */
 static void hello(uint32_t flags)
 {
 	struct pts_hello m = {
@@ -66,14 +68,25 @@ static void hello(uint32_t flags)
 		.flags = flags,
 		.ppid = (int32_t)syscall(SYS_getppid),
 	};
+	struct fd_pass pass = { .n = 0 };
 	int uffd = shim_cfg.uffd ? uffd_make(&m.uffd_errno) : -1;
+	int ring = ring_make();
 
 	exe_name(m.exe, sizeof(m.exe));
-	if (uffd >= 0)
+	if (uffd >= 0) {
 		m.flags |= PTS_HELLO_UFFD;
-	bool sent = rec_send(NULL, PTS_HELLO, &m.h, sizeof(m), uffd);
-	if (uffd >= 0)
-		syscall(SYS_close, uffd);
+		pass.fd[pass.n++] = uffd;
+	}
+	if (ring >= 0) {
+		m.flags |= PTS_HELLO_RING;
+		pass.fd[pass.n++] = ring;
+	}
+	bool sent = rec_send(NULL, PTS_HELLO, &m.h, sizeof(m), &pass);
+	for (int i = 0; i < pass.n; i++)
+		syscall(SYS_close, pass.fd[i]);
+	shim_proc.uffd_sent = sent && uffd >= 0;
+	if (!sent)
+		ring_drop();
 	if (sent && !conn_wait_ack(m.h.seq))
 		shim_say("no ACK of HELLO within wait_ms", NULL, shim_cfg.wait_ms);
 }
@@ -119,6 +132,8 @@ void proc_forked(void)
 	section_reset_in_child();
 	stack_forked();
 	atomic_store(&shim_proc.active, false);
+	/* The parent's ring is not mapped here (MADV_DONTFORK). */
+	shim_proc.ring = NULL;
 	/* The inherited connection is the parent's: the daemon must not see
 	 * the child on it.  This copy is closed only if it is still ours. */
 	if (conn_is_ours())
@@ -134,7 +149,7 @@ void proc_exit(int status)
 	if (!shim_enter(&c))
 		return;
 	struct pts_exit m = { .status = status };
-	if (rec_send(&c, PTS_EXIT, &m.h, sizeof(m), -1) && !conn_wait_ack(m.h.seq))
+	if (rec_send(&c, PTS_EXIT, &m.h, sizeof(m), NULL) && !conn_wait_ack(m.h.seq))
 		shim_say("no ACK of EXIT within wait_ms", NULL, shim_cfg.wait_ms);
 	/* EXIT is the connection's last record. */
 	atomic_store(&shim_proc.active, false);

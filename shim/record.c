@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "shim.h"
@@ -27,16 +28,19 @@ static void stamp(struct pts_hdr *h, uint16_t type, size_t size,
 	h->flags = c && c->failed ? PTS_F_FAILED : 0;
 }
 
-/* 0, or the errno of a send that failed. */
+/* 0, or the errno of a send that failed.  Into the ring once HELLO has
+ * brought it (a full one is waited for, bounded, whatever the record). */
 static int send_one(struct pts_hdr *h, size_t size, const struct shim_call *c,
-		    int pass_fd, bool wait)
+		    const struct fd_pass *pass, bool wait)
 {
 	struct iovec iov[2] = {
 		{ h, size },
 		{ c ? (void *)c->frames : NULL, h->size - size },
 	};
 
-	return -conn_send(iov, 2, pass_fd, wait);
+	if (shim_proc.ring && h->type != PTS_HELLO)
+		return -ring_put(iov, 2);
+	return -conn_send(iov, 2, pass, wait);
 }
 
 /* No room: the record is lost, and the daemon will see the gap.  Anything
@@ -50,8 +54,23 @@ static bool send_dropped(int err)
 	return false;
 }
 
+/* A record the daemon acts on at once, not at its next turn: a fork (the
+ * child waits for its ACK until the daemon has it), and shared memory
+ * mapped while the daemon may register it with our userfaultfd before its
+ * pages fault (docs/faults.md). */
+static bool urgent(const struct pts_hdr *h)
+{
+	if (h->type == PTS_FORK)
+		return true;
+	if (!shim_proc.uffd_sent || (h->flags & PTS_F_FAILED))
+		return false;
+	if (h->type == PTS_MMAP)
+		return (((const struct pts_mmap *)h)->flags & MAP_TYPE) != MAP_PRIVATE;
+	return h->type == PTS_SHMAT;
+}
+
 bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
-	      size_t size, int pass_fd)
+	      size_t size, const struct fd_pass *pass)
 {
 	/* HELLO and EXIT wait (within wait_ms) for room in the socket: the
 	 * daemon acks them, the process waits for that ACK anyway, and EXIT's
@@ -60,14 +79,15 @@ bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 
 	if (!atomic_load(&shim_proc.active))
 		return false;
-	if (!conn_is_ours()) {
+	/* With a ring, the fd is checked where it is used: a kick. */
+	if (!shim_proc.ring && !conn_is_ours()) {
 		shim_quiet("the program took the connection's fd", false);
 		return false;
 	}
 	if (shim_proc.lost) {
 		struct pts_lost lost = { .records = shim_proc.lost };
 		stamp(&lost.h, PTS_LOST, sizeof(lost), NULL);
-		int err = send_one(&lost.h, sizeof(lost), NULL, -1, wait);
+		int err = send_one(&lost.h, sizeof(lost), NULL, NULL, wait);
 		if (!err) {
 			shim_proc.lost = 0;
 		} else {
@@ -79,9 +99,12 @@ bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 		}
 	}
 	stamp(h, type, size, c);
-	int err = send_one(h, size, c, pass_fd, wait);
-	if (!err)
+	int err = send_one(h, size, c, pass, wait);
+	if (!err) {
+		if (shim_proc.ring && urgent(h))
+			ring_kick();
 		return true;
+	}
 	if (send_dropped(err))
 		shim_proc.lost++;
 	return false;

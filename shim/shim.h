@@ -37,6 +37,7 @@ struct shim_config {
 	int wait_ms;          /* bound of every wait for the daemon */
 	bool verbose;
 	bool uffd;
+	unsigned ring_kib;    /* the record ring's size; 0: records by the socket */
 	/* What an exec must keep in the new image's environment. */
 	char socket_env[SHIM_ENV_MAX];  /* "PTSHARE_SOCKET=..." */
 	char options_env[SHIM_ENV_MAX]; /* "PTSHARE_OPTIONS=...", or "" */
@@ -60,6 +61,9 @@ struct shim_proc {
 	uint64_t fd_dev, fd_ino;
 	uint32_t seq;         /* of the last record numbered */
 	uint64_t lost;        /* records dropped since the last PTS_LOST */
+	bool uffd_sent;       /* HELLO brought the daemon a userfaultfd */
+	struct pts_ring *ring; /* the record ring, or NULL (ring.c) */
+	uint64_t ring_head;   /* what we published: ring->head */
 };
 extern struct shim_proc shim_proc;
 
@@ -140,11 +144,18 @@ extern struct shim_real shim_real;
  * constructor (from another library's constructor) calls it too. */
 void real_resolve(void);
 
+/* File descriptors a record brings (SCM_RIGHTS): HELLO's. */
+struct fd_pass {
+	int fd[2];
+	int n;
+};
+
 /* record.c: numbers, stamps and sends one record (body and frames of c, or
- * none when c is NULL); pass_fd >= 0 goes along with SCM_RIGHTS.  Whether
+ * none when c is NULL), with the fds of pass (or none: NULL): into the
+ * ring once there is one, else (and HELLO always) on the socket.  Whether
  * it was sent: only then may an ACK be waited for. */
 bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
-	      size_t size, int pass_fd);
+	      size_t size, const struct fd_pass *pass);
 /* Stop sending: the daemon is gone, or the fd is no longer ours. */
 void shim_quiet(const char *why, bool daemon_gone);
 
@@ -159,8 +170,20 @@ static inline int32_t shim_errno(const struct shim_call *c)
 int conn_open(void);                    /* a connected fd, moved high */
 bool conn_is_ours(void);
 /* 0 or -errno; wait: for room in the socket. */
-int conn_send(const struct iovec *iov, int n, int pass_fd, bool wait);
+int conn_send(const struct iovec *iov, int n, const struct fd_pass *pass,
+	      bool wait);
 bool conn_wait_ack(uint32_t seq);
+int64_t conn_deadline(void);            /* when a wait that starts now ends */
+bool conn_late(void);                   /* a wait ran out: false */
+
+/* ring.c: the record ring.  ring_make() maps one and returns its memfd
+ * (for HELLO), or -1; ring_drop() unmaps it.  ring_put() is 0, or -EAGAIN
+ * when no room came within the wait. */
+int ring_make(void);
+void ring_drop(void);
+int ring_put(const struct iovec *iov, int n);
+void ring_kick(void);                   /* PTS_RING_KICK on the socket */
+bool ring_unread(void);                 /* the daemon has not taken all */
 int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */
 
 /* proc.c: this process's lifecycle. */

@@ -31,8 +31,9 @@ void ptshare_sigpipe_restore(void);
  * 0, or 1 said. */
 int write_reports(const struct report *r, const char *command, const char *text,
 		  const struct cli_values *v);
-/* The same without the text: 0, or 1 with the reason printed. */
+/* The same without the text (and the flame graphs, --flamegraph: FILE and
+ * FILE.LABEL): 0, or 1 with the reason printed. */
 int write_report_files(const struct report *r, const char *json,
-		       const char *html);
+		       const char *html, const char *flamegraph);
 
 #endif

@@ -24,9 +24,9 @@ void ptshare_sigpipe_restore(void)
 
 /* What goes into a file, and how: one of the report's forms. */
 struct report_form {
-	enum { FORM_TEXT, FORM_JSON, FORM_HTML, FORM_OPENMETRICS } kind;
+	enum { FORM_TEXT, FORM_JSON, FORM_HTML, FORM_OPENMETRICS, FORM_FLAME } kind;
 	const char *command;
-	size_t top;
+	size_t top;      /* text: rows; flame graph: the policy */
 	bool verbose;
 };
 
@@ -51,6 +51,8 @@ static int write_file(const char *path, const struct report *r,
 		err = -report_html(f, r);
 	else if (form->kind == FORM_JSON)
 		report_json(f, r);
+	else if (form->kind == FORM_FLAME)
+		report_flamegraph(f, r, form->top);
 	else if (whole)
 		report_openmetrics(f, r);
 	else
@@ -64,13 +66,28 @@ static int write_file(const char *path, const struct report *r,
 	return 0;
 }
 
+/* The flame graphs: path for today's tables, path.LABEL for each other
+ * policy's saving (docs/flamegraph.md). */
+static int write_flamegraphs(const struct report *r, const char *path)
+{
+	int bad = 0;
+	for (size_t k = 0; path && k < r->npol; k++) {
+		char buf[4096];
+		struct report_form as_flame = { .kind = FORM_FLAME, .top = k };
+		bad |= write_file(report_flamegraph_path(r, k, path, buf, sizeof(buf)),
+				  r, &as_flame);
+	}
+	return bad;
+}
+
 int write_report_files(const struct report *r, const char *json,
-		       const char *html)
+		       const char *html, const char *flamegraph)
 {
 	static const struct report_form as_json = { .kind = FORM_JSON };
 	static const struct report_form as_html = { .kind = FORM_HTML };
 	int bad = json ? write_file(json, r, &as_json) : 0;
-	return html ? bad | write_file(html, r, &as_html) : bad;
+	bad |= html ? write_file(html, r, &as_html) : 0;
+	return bad | write_flamegraphs(r, flamegraph);
 }
 
 static bool is_stdout(const char *path)
@@ -90,7 +107,7 @@ int write_reports(const struct report *r, const char *command, const char *text,
 	else if (!is_stdout(v->json) && !is_stdout(v->html) &&
 		 !is_stdout(v->openmetrics))
 		report_text(stdout, r, command, as_text.top, v->verbose);
-	bad |= write_report_files(r, v->json, v->html);
+	bad |= write_report_files(r, v->json, v->html, v->flamegraph);
 	return v->openmetrics ? bad | write_file(v->openmetrics, r, &as_openmetrics)
 			      : bad;
 }

@@ -9,12 +9,14 @@
 #include "cli/cli_options.h"
 #include "commands.h"
 #include "ingest/trace.h"
+#include "report/report.h"
 #include "trace_file.h"
 
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                      [--openmetrics FILE] [--top N] [-o FILE] [--verbose]\n"
+	      "                      [--openmetrics FILE] [--flamegraph FILE] [--top N]\n"
+	      "                      [-o FILE] [--verbose]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run` from the trace it kept\n"
 	      "(ptshare.CMD.PID.trace.zst, or --record FILE) offline: every\n"
@@ -30,6 +32,11 @@ static void usage(FILE *f)
 	      "  --openmetrics FILE\n"
 	      "                  also write the totals as OpenMetrics, for\n"
 	      "                  Prometheus (FILE replaced whole, 0644)\n"
+	      "  --flamegraph FILE\n"
+	      "                  also write collapsed stacks (flamegraph.pl,\n"
+	      "                  speedscope): FILE, the call stacks by today's PTE\n"
+	      "                  tables; FILE.POLICY, by the tables each policy\n"
+	      "                  saves (0600)\n"
 	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
 	      "                  pid), not stdout\n"
@@ -41,16 +48,34 @@ static void usage(FILE *f)
 	      "per byte of the trace, uncompressed (and 64 MiB); a trace that needs\n"
 	      "more is refused as a corrupt one.\n"
 	      "\n"
+	      "Call sites are named from the object files here: a file whose\n"
+	      "build id is not the run's is warned about, one line each on\n"
+	      "stderr (and in the JSON's build_ids_changed).\n"
+	      "\n"
 	      "Exit status: 0 report written, 1 the trace is truncated or corrupt\n"
 	      "(the report of what was readable is written) or cannot be read,\n"
 	      "2 usage error.\n", f);
+}
+
+/* One line per object whose file here is another build than the run's:
+ * its call sites are named from this one (docs/report-json.md). */
+static void warn_build_ids(const struct report *r)
+{
+	for (size_t i = 0; i < r->nbuild_ids; i++) {
+		const struct report_build_id *b = &r->build_ids[i];
+		fprintf(stderr, "ptshare replay: warning: %s: build id %s here, %s "
+			"in the trace: its call sites are named from another "
+			"build\n", b->object, *b->here ? b->here : "none",
+			b->trace);
+	}
 }
 
 int cmd_replay(int argc, char **argv)
 {
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare replay", usage, CLI_POLICY | CLI_JSON |
-			CLI_HTML | CLI_OPENMETRICS | CLI_TOP | CLI_VERBOSE, NULL,
+			CLI_HTML | CLI_OPENMETRICS | CLI_FLAMEGRAPH | CLI_TOP |
+			CLI_VERBOSE, NULL,
 			"o:");
 	const char *text = NULL;
 	while (cli_next(&p, argc, argv) != -1)
@@ -84,7 +109,9 @@ int cmd_replay(int argc, char **argv)
 			"shows what came before\n", argv[optind], te.what,
 			(unsigned long long)te.offset);
 	fclose(f);
-	int w = write_reports(ingest_report(g), "replay", text, &p.v);
+	const struct report *rep = ingest_report(g);
+	warn_build_ids(rep);
+	int w = write_reports(rep, "replay", text, &p.v);
 	ingest_free(g);
 	mm_worlds_free(&ws);
 	return r || w ? 1 : 0;

@@ -11,7 +11,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                   [--interval S] [--faults off|table|all]\n"
+	      "                   [--flamegraph FILE] [--interval S] [--faults off|table|all]\n"
 	      "                   [--record FILE | --no-record] [--daemon-timeout S]\n"
 	      "                   [--top N] [--verbose] [--report-socket PATH]\n"
 	      "                   [-o FILE] [--] CMD [ARGS...]\n"
@@ -31,6 +31,11 @@ static void usage(FILE *f)
 	      "  --json FILE     also write the JSON report to FILE (0600; not stdout,\n"
 	      "                  which is CMD's)\n"
 	      "  --html FILE     also write the report as an HTML page (0600)\n"
+	      "  --flamegraph FILE\n"
+	      "                  also write collapsed stacks (flamegraph.pl,\n"
+	      "                  speedscope): FILE, the call stacks by today's PTE\n"
+	      "                  tables; FILE.POLICY, by the tables each policy\n"
+	      "                  saves (0600)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds (docs/faults.md):\n"
@@ -69,8 +74,8 @@ int cmd_run(int argc, char **argv)
 	struct run_options o;
 	struct run_setup setup;
 	struct run_result result;
-	int r = run_options_parse(&o, "ptshare run", usage, CLI_VERBOSE, argc,
-				  argv);
+	int r = run_options_parse(&o, "ptshare run", usage,
+				  CLI_VERBOSE | CLI_FLAMEGRAPH, argc, argv);
 	if (r >= 0)
 		return r;
 	if ((r = run_setup(&setup, &o)) >= 0)

@@ -80,5 +80,6 @@ int run_report_write(const struct run_options *o, const struct report *r)
 	if (err)
 		fprintf(stderr, "%s: writing %s: %s\n", o->name,
 			o->output ? o->output : "stderr", strerror(err));
-	return write_report_files(r, o->v.json, o->v.html) | (err != 0);
+	return write_report_files(r, o->v.json, o->v.html, o->v.flamegraph) |
+	       (err != 0);
 }

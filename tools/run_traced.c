@@ -176,7 +176,7 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 {
 	const char *const pairs[][2] = {
 		{ "--policy", o->v.policies }, { "--json", o->v.json },
-		{ "--html", o->v.html },
+		{ "--html", o->v.html }, { "--flamegraph", o->v.flamegraph },
 		{ "--interval", o->v.interval }, { "--record", o->v.record },
 		{ "--top", o->v.top }, { "--text", o->output },
 		{ "--faults", o->v.faults }, { "--heartbeat-fd", heartbeat_fd },
@@ -383,6 +383,7 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	if (want_report) {
 		passed.v.json = NULL;
 		passed.v.html = NULL;
+		passed.v.flamegraph = NULL;
 		passed.output = "/dev/null";
 	}
 	if (watch_init(&s->watch, o->name, o->daemon_timeout_s))

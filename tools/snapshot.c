@@ -12,6 +12,7 @@
 #include "cli/cli_options.h"
 #include "commands.h"
 #include "procfs/image.h"
+#include "lib/clock.h"
 #include "lib/grow.h"
 #include "report/report.h"
 
@@ -29,6 +30,7 @@ struct snapshot {
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare snapshot [--pid PID [--tree]] [--policy LIST]\n"
+	      "                        [--interval S --count N]\n"
 	      "                        [--json FILE] [--html FILE] [--openmetrics FILE]\n"
 	      "                        [--top N] [--min-mapping BYTES] [-o FILE]\n"
 	      "\n"
@@ -41,6 +43,10 @@ static void usage(FILE *f)
 	      "  --tree             with --pid: and its descendants\n"
 	      "  --policy LIST      comma-separated policies (default: all);\n"
 	      "                     name[:pte+pmd+pud] picks the levels that share\n"
+	      "  --count N          read N times (default 1): the report is the\n"
+	      "                     reading with the most page tables, and its\n"
+	      "                     series holds every reading\n"
+	      "  --interval S       with --count: S seconds between readings (0-86400)\n"
 	      "  --json FILE        also write the JSON report to FILE ('-': stdout,\n"
 	      "                     instead of the text report)\n"
 	      "  --html FILE        also write the report as an HTML page (0600)\n"
@@ -218,34 +224,129 @@ static void snapshot_free(struct snapshot *s)
 	procfs_fs_cache_free(&s->fs);
 }
 
+/* What to read, and how often. */
+struct snapshot_plan {
+	const char *policies;
+	uint64_t pid, min_mapping;
+	bool tree;
+	uint64_t interval_s, count;
+};
+
+/* One reading of every process selected, into fresh worlds; its report
+ * into rep.  0, 1 (said on stderr) or -ENOMEM. */
+static int read_once(struct snapshot *s, const struct snapshot_plan *plan,
+		     struct report *rep)
+{
+	char err[256];
+	*s = (struct snapshot){ 0 };
+	if (mm_worlds_init(&s->ws, plan->policies, err, sizeof(err)))
+		return -ENOMEM; /* the policies were checked before */
+	struct procfs_pids pids = { 0 };
+	int r = plan->pid ? select_pids((int)plan->pid, plan->tree, &pids)
+			  : procfs_list_pids(&pids);
+	r = r < 0 ? r : 0;
+	if (!r && plan->pid && !pids.n) {
+		fprintf(stderr, "ptshare snapshot: no process %llu\n",
+			(unsigned long long)plan->pid);
+		r = 1;
+	}
+	for (size_t i = 0; !r && i < pids.n; i++)
+		if (pids.pids[i] != getpid())
+			r = take(s, pids.pids[i]) == -ENOMEM ? -ENOMEM : 0;
+	procfs_pids_free(&pids);
+	if (r)
+		return r;
+	struct report_input in = {
+		.command = "snapshot", .ws = &s->ws,
+		.procs = s->procs, .nprocs = s->nprocs,
+		.objects = s->objects, .nobjects = s->nobjects,
+		.skips = s->skips, .nskips = s->nskips,
+		.min_mapping = plan->min_mapping,
+	};
+	return report_build(rep, &in);
+}
+
+/* A point of the series from the reading in s. */
+static int add_point(struct report_series *series, const struct snapshot *s,
+		     uint64_t t_ns)
+{
+	struct report_point pt = { .t_ns = t_ns, .processes = (uint32_t)s->nprocs };
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].vmpte_kb > 0)
+			pt.vmpte_kb += (uint64_t)s->procs[i].vmpte_kb;
+	report_point_tables(&pt, &s->ws);
+	return report_series_add(series, &pt);
+}
+
+/* count readings, interval_s apart: the report of the one with the most
+ * of today's tables, with the series of all.  0, 1 or -ENOMEM. */
+static int read_series(const struct snapshot_plan *plan, struct report *out,
+		       size_t *nprocs)
+{
+	struct report_series series = { 0 };
+	uint64_t start = now_ns(), most = 0;
+	int r = 0;
+	*out = (struct report){ 0 };
+	for (uint64_t i = 0; !r && i < plan->count; i++) {
+		struct snapshot s;
+		struct report rep = { 0 };
+		if (i)
+			sleep((unsigned)plan->interval_s);
+		uint64_t t = i ? now_ns() - start : 0;
+		r = read_once(&s, plan, &rep);
+		uint64_t tables = r ? 0 : report_sum3(rep.totals[0].distinct);
+		if (!r && !(r = add_point(&series, &s, t)) && (!i || tables > most)) {
+			most = tables;
+			*nprocs = s.nprocs;
+			report_free(out);
+			*out = rep;
+		} else {
+			report_free(&rep);
+		}
+		snapshot_free(&s);
+	}
+	if (!r)
+		r = report_set_series(out, &series);
+	report_series_free(&series);
+	if (r)
+		report_free(out);
+	return r;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tree", no_argument, NULL, 't' },
 		{ "min-mapping", required_argument, NULL, 'm' },
+		{ "count", required_argument, NULL, 'c' },
 		{ 0 },
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare snapshot", usage,
-			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_OPENMETRICS | CLI_TOP,
+			CLI_POLICY | CLI_JSON | CLI_HTML | CLI_OPENMETRICS |
+				CLI_TOP | CLI_INTERVAL,
 			own, "o:");
 	const char *text = NULL;
-	uint64_t pid = 0, min_mapping = MM_SPAN(PT_PTE);
-	bool tree = false;
+	struct snapshot_plan plan = { .min_mapping = MM_SPAN(PT_PTE), .count = 1 };
 	int c;
 	while ((c = cli_next(&p, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':
-			if (cli_u64(optarg, &pid) || !pid || pid > INT_MAX)
+			if (cli_u64(optarg, &plan.pid) || !plan.pid || plan.pid > INT_MAX)
 				return cli_usage_error(&p, "bad pid", optarg);
 			break;
 		case 't':
-			tree = true;
+			plan.tree = true;
 			break;
 		case 'm':
-			if (cli_u64(optarg, &min_mapping))
+			if (cli_u64(optarg, &plan.min_mapping))
 				return cli_usage_error(&p, "bad number", optarg);
+			break;
+		case 'c':
+			if (cli_u64(optarg, &plan.count) || !plan.count ||
+			    plan.count > REPORT_SERIES_MAX * 1000u)
+				return cli_usage_error(&p, "bad count", optarg);
 			break;
 		case 'o':
 			if (!(text = cli_output_template(&p, optarg)))
@@ -257,51 +358,32 @@ int cmd_snapshot(int argc, char **argv)
 		return p.status;
 	if (optind < argc)
 		return cli_usage_error(&p, "unexpected argument", argv[optind]);
-	if (tree && !pid)
+	if (plan.tree && !plan.pid)
 		return cli_usage(p.name, "--tree needs --pid");
-	struct snapshot s = { 0 };
+	if (p.v.interval && (cli_u64(p.v.interval, &plan.interval_s) ||
+			     plan.interval_s > 86400))
+		return cli_usage_error(&p, "--interval is 0 to 86400 seconds, not",
+				       p.v.interval);
+	if (p.v.interval && plan.count < 2)
+		return cli_usage(p.name, "--interval needs --count N, N > 1");
+	struct mm_worlds ws;
 	char err[256];
-	if (mm_worlds_init(&s.ws, p.v.policies, err, sizeof(err))) {
+	if (mm_worlds_init(&ws, p.v.policies, err, sizeof(err)))
 		return cli_usage(p.name, "%s", err);
-	}
-	struct procfs_pids pids = { 0 };
-	int r = pid ? select_pids((int)pid, tree, &pids) : procfs_list_pids(&pids);
-	r = r < 0 ? r : 0;
-	if (!r && pid && !pids.n) {
-		fprintf(stderr, "ptshare snapshot: no process %llu\n",
-			(unsigned long long)pid);
-		r = 1;
-		goto out;
-	}
-	for (size_t i = 0; !r && i < pids.n; i++)
-		if (pids.pids[i] != getpid())
-			r = take(&s, pids.pids[i]) == -ENOMEM ? -ENOMEM : 0;
-	if (r) {
-		fprintf(stderr, "ptshare snapshot: %s\n", strerror(-r));
-		r = 1;
-		goto out;
-	}
-	struct report_input in = {
-		.command = "snapshot", .ws = &s.ws,
-		.procs = s.procs, .nprocs = s.nprocs,
-		.objects = s.objects, .nobjects = s.nobjects,
-		.skips = s.skips, .nskips = s.nskips,
-		.min_mapping = min_mapping,
-	};
+	mm_worlds_free(&ws);
+	plan.policies = p.v.policies;
 	struct report rep;
-	if (report_build(&rep, &in)) {
-		fprintf(stderr, "ptshare snapshot: out of memory\n");
-		r = 1;
-		goto out;
-	}
+	size_t nprocs = 0;
+	int r = read_series(&plan, &rep, &nprocs);
+	if (r < 0)
+		fprintf(stderr, "ptshare snapshot: %s\n", strerror(-r));
+	if (r)
+		return 1;
 	r = write_reports(&rep, "snapshot", text, &p.v);
 	report_free(&rep);
-	if (!r && !s.nprocs) {
+	if (!r && !nprocs) {
 		fprintf(stderr, "ptshare snapshot: no process could be read\n");
 		r = 1;
 	}
-out:
-	procfs_pids_free(&pids);
-	snapshot_free(&s);
 	return r;
 }

@@ -267,6 +267,19 @@ int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 		    int (*fn)(const struct mm_vma_info *vma, void *arg),
 		    void *arg);
 
+/*
+ * Every PTE table of the world (deposits too) once, to the first mapping
+ * whose span meets it: processes in creation order, each one's mappings in
+ * address order (the mshare host's tables to the first mapping placed in
+ * them).  fn(pid, mapping, its tables; mapping.tables is not counted) for
+ * each mapping that owns some, until fn returns non-zero, which is
+ * returned.  Costs a walk of every mapping's tables (the report's).
+ */
+int mm_world_pte_owners(struct mm_world *w,
+			int (*fn)(uint32_t pid, const struct mm_vma_info *v,
+				  uint64_t tables, void *arg),
+			void *arg);
+
 /* Checks every invariant; 0 when they hold, else -EUCLEAN and the error says
  * which.  Costs a walk of every table: for tests. */
 int mm_check(struct mm_world *w);

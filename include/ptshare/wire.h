@@ -34,6 +34,8 @@ enum pts_rec_type {
 	PTS_LOST,       /* the shim dropped records it could not send */
 	PTS_OWN_UFFD,   /* after the program's UFFDIO_(UN)REGISTER of its own */
 	PTS_SHIM_LAST = PTS_OWN_UFFD, /* the shim's types are 1 to this */
+	/* shim -> daemon, on the socket, never a record: "read my ring" */
+	PTS_RING_KICK = 63,
 	/* daemon -> shim */
 	PTS_ACK = 64,
 	/* daemon-made, kept in traces: what /proc said at a checkpoint */
@@ -44,6 +46,8 @@ enum pts_rec_type {
 	PTS_CK_NAME,    /* a path for an object the checkpoints have not named */
 	PTS_CK_FS,      /* the kind of files on a device (tmpfs, hugetlbfs...) */
 	PTS_CK_USER,    /* the process runs as another user than it did */
+	PTS_CK_BUILD_ID, /* the GNU build id of an object PTS_CK_NAME named */
+	PTS_CK_LAST = PTS_CK_BUILD_ID,
 	/* daemon-made, kept in traces: connections opening and closing */
 	PTS_CONN_OPEN = 112,
 	PTS_CONN_CLOSE,
@@ -78,6 +82,8 @@ enum pts_hello_flag {
 	PTS_HELLO_FORKED = 1u << 0, /* a child of a traced fork(), before it returns */
 	PTS_HELLO_EXECED = 1u << 1, /* a new image after exec */
 	PTS_HELLO_UFFD = 1u << 2,   /* a userfaultfd comes with this record */
+	PTS_HELLO_RING = 1u << 3,   /* a record ring's memfd comes with it (after
+				     * the userfaultfd, when both do) */
 };
 
 struct pts_hello {
@@ -332,6 +338,21 @@ struct pts_ck_user {
 	uint32_t reserved;
 };
 
+/* After the PTS_CK_NAME of an ELF file with a GNU build id (a regular
+ * file whose device and inode are the mapping's): the id, so that a replay
+ * can tell a file rebuilt since the run.  A reader skips a version it does
+ * not know. */
+#define PTS_BUILD_ID_VERSION 1
+#define PTS_BUILD_ID_MAX 64
+struct pts_ck_build_id {
+	struct pts_hdr h;
+	uint64_t dev, ino;    /* the object, as its PTS_CK_NAME */
+	uint32_t kind;
+	uint16_t version;     /* PTS_BUILD_ID_VERSION */
+	uint16_t len;         /* bytes of id, 1 to PTS_BUILD_ID_MAX; size = sizeof + len */
+	uint8_t id[];
+};
+
 struct pts_ck_end {
 	struct pts_hdr h;
 	int64_t vmpte_kb;     /* -1 when /proc could not be read */
@@ -369,6 +390,34 @@ struct pts_report_done {
 	struct pts_hdr h;
 	int32_t err;          /* 0: written; else the errno of why not */
 	uint32_t output;      /* the PTS_REPORT_* output err is about, or 0 */
+};
+
+/*
+ * The record ring (docs/wire-protocol.md, The record ring): a memfd of
+ * PTS_RING_DATA + data_size bytes the shim maps shared, sealed against
+ * shrinking, and hands the daemon with HELLO.  Every record after HELLO
+ * goes into it, at head, 8-byte aligned, wrapping around the end of the
+ * data; the daemon takes them from tail.  Counters count bytes from 0 and
+ * never wrap; head - tail <= data_size.  The socket then carries only
+ * PTS_RING_KICK (a struct pts_hdr of that type, seq 0), sent when the shim
+ * waits for the daemon (an ACK, room) or wants it soon (past half full,
+ * after a fork).
+ */
+#define PTS_RING_MAGIC 0x31474e4952535450ull /* "PTSRING1" */
+#define PTS_RING_DATA 4096                    /* where the records start */
+#define PTS_RING_ALIGN 8
+
+struct pts_ring {
+	uint64_t magic;       /* PTS_RING_MAGIC */
+	uint32_t data_size;   /* a power of two, at least PTS_REC_MAX */
+	uint32_t reserved;
+	/* The shim's line: */
+	_Alignas(64) uint64_t head; /* bytes published (release), by the shim */
+	uint32_t room_wanted; /* 1: the shim waits on tail_wake for room */
+	/* The daemon's line: */
+	_Alignas(64) uint64_t tail; /* bytes taken (release), by the daemon */
+	uint32_t tail_wake;   /* a futex word: bumped, and woken, when tail
+			       * moved while room_wanted */
 };
 
 /* The daemon's heartbeat (ptshared --heartbeat-fd, docs/run.md): a memory

@@ -5,7 +5,9 @@
  * function, source file and line the program printed, the text report says
  * `created at FUNCTION (callsite_subject.c:LINE)`, and `ptshare replay` of
  * the recorded trace writes the same JSON, byte for byte.  Names mangled
- * as C++ and Rust mangle them are demangled (mangled_subject).
+ * as C++ and Rust mangle them are demangled (mangled_subject).  The
+ * trace keeps the program's build id: its replay after the program was
+ * rebuilt says so, on stderr and in the JSON.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "ptshare/wire.h"
 #include "run_util.h"
 
 #define SIZE (4u << 20)
@@ -31,6 +34,16 @@ static bool ends_with(const char *s, const char *end)
 {
 	size_t a = s ? strlen(s) : 0, b = strlen(end);
 	return a >= b && !strcmp(s + a - b, end);
+}
+
+/* Runs argv (ptshare), which must succeed, its output kept in c. */
+static void run_ok(struct cmd *c, const char *const argv[])
+{
+	int status = cmd_run(c, argv, NULL);
+	if (status)
+		fail_msg("%s %s: status %d; stderr:\n%s", argv[0], argv[1],
+			 status, c->text[1]);
+	assert_no_sanitizer_report(c);
 }
 
 /* The lines "site FUNCTION LINE" the subject printed, in order. */
@@ -85,10 +98,7 @@ static void test_call_sites(void **state)
 			      "--record", trace, "-o", text, "--",
 			      CALLSITE_SUBJECT_PATH, NULL };
 	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d; stderr:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
+	run_ok(&c, run);
 
 	struct site sites[3];
 	read_sites(c.text[0], sites, 3);
@@ -141,10 +151,7 @@ static void test_demangled(void **state)
 	const char *run[] = { PTSHARE_PATH, "run", "--no-record", "--json", json,
 			      "-o", "/dev/null", "--", MANGLED_SUBJECT_PATH, NULL };
 	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d; stderr:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
+	run_ok(&c, run);
 	struct jr_value *doc = report_read(json);
 	assert_string_equal(site_of_size(doc, 4u << 20),
 			    "ns::Pool::make(unsigned long)");
@@ -154,6 +161,77 @@ static void test_demangled(void **state)
 	jr_free(doc);
 	cmd_free(&c);
 	free(json);
+}
+
+/* `ptshare replay trace --json json`: its stderr (the caller frees it). */
+static char *replay(const char *trace, const char *json)
+{
+	const char *argv[] = { PTSHARE_PATH, "replay", trace, "--json", json,
+			       "-o", "/dev/null", NULL };
+	struct cmd c;
+	run_ok(&c, argv);
+	char *err = strdup(c.text[1]);
+	cmd_free(&c);
+	return err;
+}
+
+static void copy(const char *from, const char *to)
+{
+	const char *argv[] = { "/bin/cp", from, to, NULL };
+	struct cmd c;
+	assert_int_equal(cmd_run(&c, argv, NULL), 0);
+	cmd_free(&c);
+}
+
+/* The trace holds the program's build id; replayed with the program
+ * rebuilt in its place, one warning names it, on stderr and in the JSON;
+ * with the same build, none. */
+static void test_rebuilt(void **state)
+{
+	char dir[64];
+	tmp_make(dir, sizeof(dir));
+	char *prog = strdup(tmp_path(dir, "callsite_subject"));
+	char *trace = strdup(tmp_path(dir, "run.trace"));
+	char *same = strdup(tmp_path(dir, "same.json"));
+	char *rebuilt = strdup(tmp_path(dir, "rebuilt.json"));
+	copy(CALLSITE_SUBJECT_PATH, prog);
+	const char *run[] = { PTSHARE_PATH, "run", "--record", trace, "-o",
+			      "/dev/null", "--", prog, NULL };
+	struct cmd c;
+	run_ok(&c, run);
+	cmd_free(&c);
+	assert_true(trace_records(trace, PTS_CK_BUILD_ID) >= 2); /* and libc's */
+
+	char *err = replay(trace, same);
+	assert_null(strstr(err, "build id"));
+	struct jr_value *doc = report_read(same);
+	assert_int_equal(jr_len(jr_get(doc, "build_ids_changed")), 0);
+	jr_free(doc);
+	free(err);
+
+	copy(CALLSITE_SUBJECT_PATH "_rebuilt", prog);
+	err = replay(trace, rebuilt);
+	char want[160];
+	snprintf(want, sizeof(want), "ptshare replay: warning: %s: build id ", prog);
+	size_t warnings = 0;
+	for (const char *p = err; (p = strstr(p, "warning:")); p++)
+		warnings++;
+	if (warnings != 1 || !strstr(err, want))
+		fail_msg("not one warning, for %s:\n%s", prog, err);
+	doc = report_read(rebuilt);
+	const struct jr_value *b = jr_path(doc, "build_ids_changed[0]");
+	assert_int_equal(jr_len(jr_get(doc, "build_ids_changed")), 1);
+	assert_string_equal(jr_path_str(b, "object"), prog);
+	assert_non_null(jr_path_str(b, "here"));
+	assert_string_not_equal(jr_path_str(b, "here"), jr_path_str(b, "trace"));
+	assert_non_null(strstr(err, jr_path_str(b, "trace")));
+	jr_free(doc);
+	free(err);
+
+	const char *files[] = { "callsite_subject", "run.trace", "same.json",
+				"rebuilt.json", NULL };
+	tmp_remove(dir, files);
+	free(prog), free(trace), free(same), free(rebuilt);
 }
 
 static int teardown(void **state)
@@ -167,6 +245,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_call_sites, teardown),
 		cmocka_unit_test_teardown(test_demangled, teardown),
+		cmocka_unit_test_teardown(test_rebuilt, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

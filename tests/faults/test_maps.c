@@ -57,11 +57,13 @@ static void put(struct text *t, const char *fmt, ...)
 	t->len += (size_t)n;
 }
 
-/* The shim's libraries, which only a traced run maps (docs/promises.md). */
+/* The shim's libraries and its record ring, which only a traced run maps
+ * (docs/promises.md). */
 static bool shim_library(const char *path)
 {
 	static const char *const libs[] = { "libptshare.so", "libunwind",
-					    "liblzma.so", "libgcc_s.so" };
+					    "liblzma.so", "libgcc_s.so",
+					    "memfd:ptshare-ring" };
 	const char *base = strrchr(path, '/');
 	for (size_t i = 0; base && i < sizeof(libs) / sizeof(libs[0]); i++)
 		if (!strncmp(base + 1, libs[i], strlen(libs[i])))

@@ -92,6 +92,7 @@ static int run_dir(const char *dir)
 int main(int argc, char **argv)
 {
 	int r = 0;
+	fuzz_check_schema = true;
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st)) {

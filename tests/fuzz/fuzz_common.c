@@ -9,6 +9,19 @@
 #include <string.h>
 
 #include "json_read.h"
+#include "schema_check.h"
+
+bool fuzz_check_schema;
+
+bool fuzz_take(struct fuzz_input *in, void *out, size_t n)
+{
+	if (in->n < n)
+		return false;
+	memcpy(out, in->p, n);
+	in->p += n;
+	in->n -= n;
+	return true;
+}
 
 void fuzz_fail(const char *fmt, ...)
 {
@@ -45,7 +58,8 @@ int fuzz_begin(struct fuzz_run *f)
 }
 
 /* Both renderings, into memory: the text is only exercised, the JSON must
- * parse, whatever names and numbers the input brought. */
+ * parse (and match the schema: fuzz_check_schema), whatever names and
+ * numbers the input brought. */
 static void render(const struct report *r)
 {
 	char *buf = NULL;
@@ -66,6 +80,9 @@ static void render(const struct report *r)
 	if (!doc && strcmp(err.what, "out of memory"))
 		fuzz_fail("the JSON report is invalid at %zu: %s", err.offset,
 			  err.what);
+	if (doc && fuzz_check_schema && !schema_valid(buf, len, "the JSON report"))
+		fuzz_fail("the JSON report is not valid against "
+			  "docs/report.schema.json");
 	jr_free(doc);
 	free(buf);
 }

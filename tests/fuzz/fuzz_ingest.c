@@ -12,38 +12,22 @@
 #include "fuzz.h"
 #include "fuzz_ops.h"
 
-struct input {
-	const uint8_t *p;
-	size_t n;
-};
-
-/* n bytes of the input; false (and *out untouched) when it ends first. */
-static bool take(struct input *in, void *out, size_t n)
-{
-	if (in->n < n)
-		return false;
-	memcpy(out, in->p, n);
-	in->p += n;
-	in->n -= n;
-	return true;
-}
-
 /* A payload in a buffer of exactly its length, so that the sanitizers
  * see any read past it; NULL when the input ended or memory ran out. */
-static uint8_t *payload(struct input *in, size_t *len)
+static uint8_t *payload(struct fuzz_input *in, size_t *len)
 {
 	uint16_t n;
-	if (!take(in, &n, sizeof(n)))
+	if (!fuzz_take(in, &n, sizeof(n)))
 		return NULL;
 	uint8_t *buf = calloc(1, n ? n : 1);
 	size_t have = in->n < n ? in->n : n;
 	if (buf)
-		take(in, buf, have);
+		fuzz_take(in, buf, have);
 	*len = n;
 	return buf;
 }
 
-static void packet(struct fuzz_run *f, uint32_t conn, struct input *in)
+static void packet(struct fuzz_run *f, uint32_t conn, struct fuzz_input *in)
 {
 	size_t len;
 	uint8_t *buf = payload(in, &len);
@@ -60,13 +44,13 @@ static void packet(struct fuzz_run *f, uint32_t conn, struct input *in)
 	}
 }
 
-static void replay(struct fuzz_run *f, struct input *in)
+static void replay(struct fuzz_run *f, struct fuzz_input *in)
 {
 	int32_t pid;
 	uint32_t conn;
 	size_t len;
 	uint8_t *buf;
-	if (!take(in, &pid, sizeof(pid)) || !take(in, &conn, sizeof(conn)) ||
+	if (!fuzz_take(in, &pid, sizeof(pid)) || !fuzz_take(in, &conn, sizeof(conn)) ||
 	    !(buf = payload(in, &len)))
 		return;
 	ingest_replay(f->g, pid, conn, buf, len);
@@ -78,15 +62,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_run f;
 	if (fuzz_begin(&f))
 		return 0;
-	struct input in = { data, size };
+	struct fuzz_input in = { data, size };
 	uint32_t conn[FOPS_SLOTS] = { 0 };
 	uint8_t op;
 	int32_t pid;
-	while (take(&in, &op, 1)) {
+	while (fuzz_take(&in, &op, 1)) {
 		uint32_t *c = &conn[FOPS_SLOT(op)];
 		switch (FOPS_KIND(op)) {
 		case FOPS_CONNECT:
-			if (take(&in, &pid, sizeof(pid)))
+			if (fuzz_take(&in, &pid, sizeof(pid)))
 				*c = ingest_connect(f.g, pid, 0);
 			break;
 		case FOPS_PACKET:

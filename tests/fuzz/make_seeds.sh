@@ -44,4 +44,6 @@ seed threads "$subject" threads
 seed prefork_pool "$build/demo/prefork-pool" --hold 0 --pool-mib 32 --workers 3
 seed own_uffd "$build/tests/faults/own_uffd_subject" nowait
 seed shell sh -c 'ls -l /usr/lib | sort -r | head -3 >/dev/null'
+# PTS_CK_BUILD_ID records: the program's and its libraries' build ids.
+seed build_ids "$build/tests/callsite/callsite_subject"
 ls -l "$here/corpus"/*

@@ -34,6 +34,7 @@
 #include "cli/cli.h"
 #include "ptshare/wire.h"
 #include "run_util.h"
+#include "schema_check.h"
 #include "ingest/trace.h"
 
 #define VICTIM_TEXT "root's own, not to be touched\n"
@@ -443,10 +444,12 @@ static void test_own_outputs(void **state)
 				    "/dev/stderr", NULL };
 	assert_int_equal(cmd_run(&c, to_stderr, NULL), 0);
 	assert_non_null(strstr(c.text[1], "\"schema\": \"ptshare.report\""));
+	assert_true(schema_valid(c.text[1], c.len[1], "--json /dev/stderr"));
 	cmd_free(&c);
 	const char *to_stdout[] = { PTSHARE_PATH, "replay", p.trace, "--json", "-", NULL };
 	assert_int_equal(cmd_run(&c, to_stdout, NULL), 0);
 	assert_non_null(strstr(c.text[0], "\"schema\": \"ptshare.report\""));
+	assert_true(schema_valid(c.text[0], c.len[0], "--json -"));
 	cmd_free(&c);
 
 	snprintf(file, sizeof(file), "%s", in(p.base, "own.json"));

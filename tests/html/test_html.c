@@ -4,8 +4,11 @@
  * on the demo workload writes a 0600 page that embeds the run's JSON
  * report, byte for byte; headless Chromium loads it and its script draws
  * one bar per policy (with the policy's bytes), one strip per process and
- * one row per mapping (with its call site); a screenshot is kept in the
- * test's artefacts.  `ptshare replay --html` of the run's trace writes the
+ * one row per mapping (with its call site), the timeline of the run's
+ * series with its peak circled, the savings, the processes' table, the
+ * strips' scale, the record health and faults; clicking a heading (the
+ * page's test hook) sorts its table; a screenshot is kept in the test's
+ * artefacts.  `ptshare replay --html` of the run's trace writes the
  * same page, `ptshare snapshot --html` one for a process read from /proc.
  * Without Chromium the test is skipped, except under CI=true, where it
  * fails.
@@ -23,11 +26,13 @@
 
 #include <cmocka.h>
 
+#include "html_drawn.h"
 #include "run_util.h"
+#include "schema_check.h"
 
 #define CHROMIUM "/usr/bin/chromium"
 #define WIDTH 1280
-#define HEIGHT 1100
+#define HEIGHT 2400
 /* A blank page of that size is about 6 kB of PNG; the report's, 100 kB. */
 #define PNG_MIN 40000
 
@@ -60,16 +65,18 @@ static int teardown(void **state)
 
 /* Chromium, headless, with a profile of its own removed afterwards;
  * action is --dump-dom or --screenshot=PATH.  Returns its stdout. */
-static char *chromium(const char *page, const char *action)
+static char *chromium_at(const char *page, const char *fragment,
+			 const char *action)
 {
 	char profile[] = "/tmp/ptshare-chromium-XXXXXX", dir[80], url[4200];
 	if (!mkdtemp(profile))
 		fail_msg("mkdtemp: %s", strerror(errno));
 	snprintf(dir, sizeof(dir), "--user-data-dir=%s", profile);
-	snprintf(url, sizeof(url), "file://%s", page);
+	snprintf(url, sizeof(url), "file://%s%s", page, fragment);
+	char size[64];
+	snprintf(size, sizeof(size), "--window-size=%d,%d", WIDTH, HEIGHT);
 	const char *argv[] = { CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-			       "--hide-scrollbars", dir,
-			       "--window-size=1280,1100", action, url, NULL };
+			       "--hide-scrollbars", dir, size, action, url, NULL };
 	const char *rm[] = { "/bin/rm", "-rf", profile, NULL };
 	struct cmd c, r;
 	int status = cmd_run(&c, argv, NULL);
@@ -80,6 +87,11 @@ static char *chromium(const char *page, const char *action)
 	char *out = strdup(c.text[0]);
 	cmd_free(&c);
 	return out;
+}
+
+static char *chromium(const char *page, const char *action)
+{
+	return chromium_at(page, "", action);
 }
 
 /* The JSON the page embeds, with the '<' it escapes restored. */
@@ -140,6 +152,25 @@ static void assert_drawn(const char *dom, const struct jr_value *doc)
 	}
 }
 
+/* Headings clicked (the page's test hook, docs/html.md): the processes
+ * by pid, then by VmPTE, from the most; the mappings by size. */
+static void assert_sorting(const char *html, const struct jr_value *doc)
+{
+	size_t procs = jr_len(jr_get(doc, "processes"));
+	size_t maps = jr_len(jr_get(doc, "mappings"));
+	char *dom = chromium_at(html, "#sort=processes:0,mappings:1", "--dump-dom");
+	assert_rows_sorted(dom, "process-row", "data-pid", true, procs);
+	assert_rows_sorted(dom, "mapping-row", "data-size", true, maps);
+	assert_non_null(strstr(dom, "aria-sort=\"descending\""));
+	free(dom);
+	dom = chromium_at(html, "#sort=processes:3", "--dump-dom");
+	assert_rows_sorted(dom, "process-row", "data-vmpte", true, procs);
+	free(dom);
+	dom = chromium_at(html, "#sort=processes:0,processes:0", "--dump-dom");
+	assert_rows_sorted(dom, "process-row", "data-pid", false, procs);
+	free(dom);
+}
+
 static void assert_private(const char *path)
 {
 	struct stat st;
@@ -176,12 +207,7 @@ static void test_run_and_replay(void **state)
 			      "--html", html, "--record", trace, "--",
 			      PREFORK_POOL_PATH, "--hold", "1", "--pool-mib", "64",
 			      "--workers", "3", NULL };
-	struct cmd c;
-	int status = cmd_run(&c, run, NULL);
-	if (status)
-		fail_msg("ptshare run: status %d:\n%s", status, c.text[1]);
-	assert_no_sanitizer_report(&c);
-	cmd_free(&c);
+	cmd_run_ok(run);
 	assert_private(html);
 
 	char *page = file_read(html, NULL), *report = file_read(json, NULL);
@@ -192,6 +218,9 @@ static void test_run_and_replay(void **state)
 
 	char *dom = chromium(html, "--dump-dom");
 	assert_drawn(dom, doc);
+	assert_timeline(dom, doc);
+	assert_sections(dom, doc);
+	assert_sorting(html, doc);
 	if (mkdir(ARTEFACTS_DIR, 0755) && errno != EEXIST)
 		fail_msg(ARTEFACTS_DIR ": %s", strerror(errno));
 	const char *png = ARTEFACTS_DIR "/report.png";
@@ -224,10 +253,13 @@ static void test_snapshot(void **state)
 	char *page = file_read(html, NULL), *json = embedded_json(page);
 	struct jr_value *doc = jr_parse(json, strlen(json), NULL);
 	assert_non_null(doc);
+	assert_true(schema_valid(json, strlen(json), "the page's JSON"));
 	assert_string_equal(jr_path_str(doc, "command"), "snapshot");
 	assert_int_equal(jr_len(jr_get(doc, "processes")), 1);
 	char *dom = chromium(html, "--dump-dom");
 	assert_drawn(dom, doc);
+	assert_timeline(dom, doc);
+	assert_sections(dom, doc);
 
 	/* A page that cannot be written: said, and exit status 1. */
 	const char *bad[] = { PTSHARE_PATH, "snapshot", "--pid", pid, "--html",

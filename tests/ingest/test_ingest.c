@@ -18,6 +18,7 @@
 #include "ck_reading.h"
 #include "ingest/ingest.h"
 #include "ingest/trace.h"
+#include "schema_check.h"
 
 #define BASE 0x100000000000ULL
 #define MIB (1ULL << 20)
@@ -224,6 +225,7 @@ static char *finals_json(const struct report *r)
 	assert_non_null(m);
 	report_json(m, r);
 	fclose(m);
+	assert_true(schema_valid(buf, strlen(buf), "the report"));
 	char *from = strstr(buf, "\"final_checkpoints\"");
 	assert_non_null(from);
 	memmove(buf, from, strlen(from) + 1);

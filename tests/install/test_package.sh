@@ -21,7 +21,7 @@ version=$("$build/bin/ptshare" --version)
 deb=$build/ptshare_${version#ptshare }_$(dpkg --print-architecture).deb
 [ -f "$deb" ] || fail "no $deb: $(ls "$build")"
 
-# Its files, but the docs/ pages, exactly.
+# Its files, but the docs/ pages, exactly (docs/html.md's screenshot too).
 dpkg-deb -c "$deb" >"$tmp/contents" || fail "dpkg-deb -c"
 awk '$1 !~ /^d/ { print $1, $6 }' "$tmp/contents" |
 	grep -v '^-rw-r--r-- ./usr/share/doc/ptshare/docs/[a-z-]*\.md$' |
@@ -31,6 +31,8 @@ sort >"$tmp/want" <<'LIST'
 -rw-r--r-- ./usr/lib/systemd/system/ptshared.service
 -rw-r--r-- ./usr/share/bash-completion/completions/ptshare
 -rw-r--r-- ./usr/share/doc/ptshare/README.md
+-rw-r--r-- ./usr/share/doc/ptshare/docs/html-report.png
+-rw-r--r-- ./usr/share/doc/ptshare/docs/report.schema.json
 -rw-r--r-- ./usr/share/man/man1/ptshare-aslr.1.gz
 -rw-r--r-- ./usr/share/man/man1/ptshare-replay.1.gz
 -rw-r--r-- ./usr/share/man/man1/ptshare-report.1.gz
@@ -74,6 +76,10 @@ for pkg in libc6 libdw1 liburing2 libunwind8 libzstd1; do
 	echo "$depends" | tr ',' '\n' | grep -qE "^ *$pkg( |\$)" ||
 		fail "$pkg not in Depends: $depends"
 done
+
+recommends=$(dpkg-deb -f "$deb" Recommends)
+has "$recommends" "libdebuginfod1" ||
+	fail "libdebuginfod1 (debuginfod, docs/report-json.md) not in Recommends: $recommends"
 
 apt-get install -s "$deb" >"$tmp/apt" 2>&1 || fail "apt-get install -s: $(cat "$tmp/apt")"
 grep -q '^Inst ptshare ' "$tmp/apt" || fail "apt-get would not install it: $(cat "$tmp/apt")"

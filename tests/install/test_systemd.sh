@@ -59,6 +59,10 @@ wait "$daemon" || status=$?
 [ -s "$tmp/state/report.json" ] || fail "no report in the state directory"
 grep -qE '"command": *"sh"' "$tmp/state/report.json" ||
 	fail "report.json has not the traced sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+/usr/bin/python3 "$src/tests/support/schema_check.py" \
+	"$src/docs/report.schema.json" "$tmp/state/report.json" ||
+	fail "report.json is not valid against docs/report.schema.json"
 has "$(cat "$tmp/daemon.err")" "processes modelled" ||
 	fail "no text report for the journal: $(cat "$tmp/daemon.err")"
 echo "test_systemd: ok"

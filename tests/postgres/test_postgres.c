@@ -40,6 +40,7 @@
 
 #include "json_read.h"
 #include "pg_cluster.h"
+#include "schema_check.h"
 #include "skip.h"
 
 #ifndef PTSHARE_PATH
@@ -355,6 +356,8 @@ static void test_pgbench_under_ptshare_run(void **state)
 	struct jr_value *doc = jr_parse_file(t->json, &err);
 	if (!doc)
 		fail_msg("%s: at byte %zu: %s", t->json, err.offset, err.what);
+	if (!schema_valid_file(t->json))
+		fail_msg("%s: not valid against docs/report.schema.json", t->json);
 	printf("ptshare run's report (%s):\n", t->text);
 	print_file(t->text);
 	printf("processes seen: %zu; stream: %llu records, %llu lost, %llu resyncs\n",

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ck_reading.h"
+#include "schema_check.h"
 #include "ptshare/mm.h"
 #include "ptshare/wire.h"
 
@@ -181,19 +182,20 @@ static void craft_reading(struct crafted *c, int32_t pid, uint32_t n)
 static void check_crafted(void)
 {
 	char *path_hello = path("hello.trace"), *path_fork = path("fork.trace"),
-	     *out = path("out"), *err = path("err");
+	     *out = path("out"), *err = path("err"), *json = path("crafted.json");
 	struct crafted c;
 	long kb = 0;
 	craft_open(&c, path_hello);
 	for (int32_t i = 0; i < 20000 && c.f; i++)
 		craft_hello(&c, 100 + i, (uint32_t)i + 1);
 	CHECK(c.f && !fclose(c.f), "writing %s", path_hello);
-	char *hello_argv[] = { PTSHARE_BIN, "replay", path_hello, "--json", out, NULL };
+	char *hello_argv[] = { PTSHARE_BIN, "replay", path_hello, "--json", json, NULL };
 	int status = run_measured(hello_argv, out, err, &kb);
 	size_t n;
-	char *j = slurp(out, &n);
+	char *j = slurp(json, &n);
 	CHECK(status == 0 && j && strstr(j, "\"processes\": 20000"),
 	      "20,000 processes replayed (exit %d)", status);
+	CHECK(schema_valid_file(json), "the report of 20,000 processes is valid");
 	CHECK(kb < 256 * 1024, "20,000 empty processes took %ld kB", kb);
 	printf("replay: 20,000 processes that said HELLO: VmHWM %ld kB\n", kb);
 	free(j);
@@ -208,16 +210,17 @@ static void check_crafted(void)
 		}
 	}
 	CHECK(c.f && !fclose(c.f), "writing %s", path_fork);
-	char *fork_argv[] = { PTSHARE_BIN, "replay", path_fork, "--json", out, NULL };
+	char *fork_argv[] = { PTSHARE_BIN, "replay", path_fork, "--json", json, NULL };
 	status = run_measured(fork_argv, out, err, &kb);
 	char *e = slurp(err, &n);
 	CHECK(status == 1 && e && strstr(e, "more memory than a trace of"),
 	      "the forks refused (exit %d): %s", status, e ? e : "");
 	CHECK(kb < 512 * 1024, "the forks took %ld kB", kb);
+	CHECK(schema_valid_file(json), "the report of what came before is valid");
 	printf("replay: 2,000 forks of 63 tables: VmHWM %ld kB: %s", kb, e ? e : "\n");
 	free(e);
-	unlink(path_hello), unlink(path_fork);
-	free(path_hello), free(path_fork), free(out), free(err);
+	unlink(path_hello), unlink(path_fork), unlink(json);
+	free(path_hello), free(path_fork), free(out), free(err), free(json);
 }
 
 int main(void)
@@ -242,6 +245,7 @@ int main(void)
 	CHECK(l && r && ln > 100 && ln == rn && !memcmp(l, r, ln),
 	      "the replayed JSON differs from the run's");
 	CHECK(l && strstr(l, "\"exact_processes\": 4"), "4 processes exact");
+	CHECK(schema_valid_file(live), "the run's report is valid");
 	/* The text on stdout is the replay's: it says which command wrote it. */
 	size_t on;
 	char *o = slurp(out, &on);
@@ -262,6 +266,7 @@ int main(void)
 	CHECK(e && strstr(e, "at offset "), "the error names the offset: %s", e);
 	CHECK(j && strstr(j, "\"schema\": \"ptshare.report\""),
 	      "the report of what was readable is written");
+	CHECK(schema_valid_file(again), "the report of what was readable is valid");
 
 	/* A frame whose record claims an impossible size. */
 	if (t && tn > 40) {
@@ -285,6 +290,7 @@ int main(void)
 	j = slurp(out, &jn);
 	CHECK(j && strstr(j, "\"label\": \"mccracken-2005:pte+pmd+pud\""),
 	      "the policy's label carries its levels");
+	CHECK(j && schema_valid(j, jn, "--json -"), "the report on stdout is valid");
 
 	check_crafted();
 

@@ -32,6 +32,7 @@
 
 #include "ptshare/wire.h"
 #include "run_util.h"
+#include "schema_check.h"
 
 #define WORKERS 3 /* report_subject's children */
 #define GROW_KB 128 /* its "grow": 64 MiB touched, 32 PTE tables at least */
@@ -85,6 +86,10 @@ static struct jr_value *parsed(const char *text)
 	struct jr_value *doc = jr_parse(text, strlen(text), &err);
 	if (!doc)
 		fail_msg("report: at %zu: %s", err.offset, err.what);
+	if (!schema_valid(text, strlen(text), "the report")) {
+		jr_free(doc);
+		fail_msg("the report is not valid against docs/report.schema.json");
+	}
 	return doc;
 }
 

@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fake_daemon.h"
+#include "ingest/rec_ring.h"
 #include "lib/clock.h"
 
 #define MAX_ERRORS 64
@@ -27,6 +30,8 @@ struct fake_conn {
 	uint32_t last_seq, acks;
 	uint64_t last_ns;
 	bool hello, exited;
+	struct pts_ring *ring; /* the record ring its HELLO brought, or NULL */
+	struct rec_ring_view view;
 };
 
 struct fake_daemon {
@@ -107,16 +112,23 @@ static const char *check_errno(bool failed, int32_t err)
 		: "result_errno does not match PTS_F_FAILED";
 }
 
-static const char *check_body(const struct fake_rec *r, bool fd_passed)
+/* The fds that came with a record: a userfaultfd, a record ring. */
+struct passed {
+	int n;
+	bool uffd, ring;
+};
+
+static const char *check_body(const struct fake_rec *r,
+			      const struct passed *fds)
 {
 	const struct pts_hdr *h = &r->r.h;
 	bool failed = h->flags & PTS_F_FAILED;
 	const uint32_t hello_flags = PTS_HELLO_FORKED | PTS_HELLO_EXECED |
-				     PTS_HELLO_UFFD;
+				     PTS_HELLO_UFFD | PTS_HELLO_RING;
 
 	if (h->flags & ~PTS_F_FAILED)
 		return "unknown header flags";
-	if (fd_passed && h->type != PTS_HELLO)
+	if (fds->n && h->type != PTS_HELLO)
 		return "an fd came with a record other than HELLO";
 	for (unsigned i = 0; i < h->nframes; i++)
 		if (!fake_frames(r)[i])
@@ -131,8 +143,10 @@ static const char *check_body(const struct fake_rec *r, bool fd_passed)
 		if ((m->flags & ~hello_flags) ||
 		    !(m->flags & PTS_HELLO_FORKED) == !(m->flags & PTS_HELLO_EXECED))
 			return "HELLO must be FORKED or EXECED";
-		if (!(m->flags & PTS_HELLO_UFFD) != !fd_passed)
-			return "HELLO's UFFD flag and the fd passed disagree";
+		if (!(m->flags & PTS_HELLO_UFFD) != !fds->uffd ||
+		    !(m->flags & PTS_HELLO_RING) != !fds->ring ||
+		    fds->n != fds->uffd + fds->ring)
+			return "HELLO's UFFD and RING flags and the fds passed disagree";
 		return memchr(m->exe, 0, sizeof(m->exe)) ? NULL : "exe unterminated";
 	}
 	case PTS_MMAP:
@@ -172,7 +186,8 @@ static const char *check_body(const struct fake_rec *r, bool fd_passed)
 
 /* Header and ordering; under mu. */
 static void check_record(struct fake_daemon *d, struct fake_conn *c,
-			 const struct fake_rec *r, size_t len, bool fd_passed)
+			 const struct fake_rec *r, size_t len,
+			 const struct passed *fds)
 {
 	const struct pts_hdr *h = &r->r.h;
 	size_t body = body_size(h->type);
@@ -203,7 +218,7 @@ static void check_record(struct fake_daemon *d, struct fake_conn *c,
 		fail(d, c, "type %u after EXIT", h->type);
 	if (h->time_ns < c->last_ns || !h->tid)
 		fail(d, c, "seq %u: time went back, or no tid", h->seq);
-	const char *why = check_body(r, fd_passed);
+	const char *why = check_body(r, fds);
 	if (why)
 		fail(d, c, "seq %u type %u: %s", h->seq, h->type, why);
 	c->last_seq = h->seq > c->last_seq ? h->seq : c->last_seq;
@@ -265,9 +280,109 @@ static void end_conn(struct fake_daemon *d, struct fake_conn *c)
 	close(c->fd);
 	c->fd = -1;
 	d->open--;
+	if (c->ring)
+		munmap(c->ring, PTS_RING_DATA + (size_t)c->view.size);
+	c->ring = NULL;
 }
 
-/* One packet; false when there was none (or the connection ended). */
+/* A sealed memfd of a ring's size, with its magic: mapped, under mu. */
+static bool ring_take(struct fake_conn *c, int fd)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (c->ring || fstat(fd, &st) || seals < 0 || !(seals & F_SEAL_SHRINK) ||
+	    st.st_size <= PTS_RING_DATA)
+		return false;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return false;
+	c->ring = p;
+	c->view = (struct rec_ring_view){
+		(unsigned char *)p + PTS_RING_DATA,
+		(uint32_t)(st.st_size - PTS_RING_DATA), 0 };
+	return c->ring->magic == PTS_RING_MAGIC &&
+	       c->ring->data_size == c->view.size;
+}
+
+/* The fds of m, in the order HELLO sends them (its userfaultfd, its
+ * ring), checked and closed; under mu. */
+static struct passed take_fds(struct fake_daemon *d, struct fake_conn *c,
+			      struct msghdr *m)
+{
+	struct passed f = { 0 };
+	bool bad = m->msg_flags & MSG_CTRUNC;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
+		int *fds = (int *)CMSG_DATA(h);
+		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++, f.n++) {
+			if (!f.n && is_userfaultfd(fds[i]))
+				f.uffd = true;
+			else if (!f.ring && ring_take(c, fds[i]))
+				f.ring = true;
+			else
+				bad = true;
+			close(fds[i]);
+		}
+	}
+	if (bad)
+		fail(d, c, "passed fds: not a userfaultfd then a record ring");
+	return f;
+}
+
+/* One record, received (len: its real length), checked, acked if it is
+ * waited for, and logged; under mu. */
+static void take_record(struct fake_daemon *d, struct fake_conn *c,
+			struct fake_rec *r, size_t len,
+			const struct passed *fds)
+{
+	if (len > sizeof(r->r.raw) && len <= PTS_REC_MAX)
+		fail(d, c, "a valid record cannot be %zu bytes", len);
+	else
+		check_record(d, c, r, len, fds);
+	if (r->r.h.type == PTS_HELLO || r->r.h.type == PTS_EXIT) {
+		r->state = proc_state(c->pid);
+		if (!d->opts.no_ack)
+			ack(c, r);
+	}
+	if (d->nlog == d->caplog) {
+		d->caplog = d->caplog ? 2 * d->caplog : 1024;
+		d->log = realloc(d->log, d->caplog * sizeof(*d->log));
+	}
+	d->log[d->nlog++] = *r;
+}
+
+/* What c's ring holds, as ptshared takes it (then tail given back, and
+ * the shim woken if it waits for room); under mu. */
+static void drain_ring(struct fake_daemon *d, struct fake_conn *c)
+{
+	static const struct passed none;
+	if (!c->ring)
+		return;
+	uint64_t head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
+	for (;;) {
+		struct fake_rec r = { .pid = c->pid, .conn = c->id };
+		size_t len;
+		enum rec_ring_next n = rec_ring_next(&c->view, head, r.r.raw, &len);
+		if (n == REC_RING_BAD)
+			fail(d, c, "a ring past its rules at tail %llu, head %llu",
+			     (unsigned long long)c->view.tail,
+			     (unsigned long long)head);
+		if (n != REC_RING_RECORD)
+			break;
+		take_record(d, c, &r, len, &none);
+	}
+	rec_ring_give_back(c->ring, c->view.tail);
+}
+
+/* A kick: a header of its type alone. */
+static bool is_kick(const struct fake_rec *r, ssize_t n)
+{
+	return n == sizeof(struct pts_hdr) && r->r.h.type == PTS_RING_KICK;
+}
+
+/* One packet; false when there was none (or the connection ended, after
+ * what its ring held). */
 static bool receive_one(struct fake_daemon *d, struct fake_conn *c)
 {
 	struct fake_rec r = { .pid = c->pid, .conn = c->id };
@@ -276,42 +391,22 @@ static bool receive_one(struct fake_daemon *d, struct fake_conn *c)
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 	ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
-	bool fd_passed = false, bad_fd = false;
 
 	if (n < 0 && errno == EAGAIN)
 		return false;
 	pthread_mutex_lock(&d->mu);
-	if (n <= 0) {
-		end_conn(d, c);
+	if (n <= 0 || is_kick(&r, n)) {
+		if (n > 0 && !c->ring)
+			fail(d, c, "a kick without a ring");
+		drain_ring(d, c);
+		if (n <= 0)
+			end_conn(d, c);
 		pthread_mutex_unlock(&d->mu);
-		return false;
+		return n > 0;
 	}
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-		int *fds = (int *)CMSG_DATA(h);
-		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			bad_fd |= fd_passed || !is_userfaultfd(fds[i]);
-			fd_passed = true;
-			close(fds[i]);
-		}
-	}
-	if (bad_fd || (m.msg_flags & MSG_CTRUNC))
-		fail(d, c, "passed fds: not exactly one userfaultfd");
-	r.uffd = fd_passed;
-	if ((size_t)n > sizeof(r.r.raw) && (size_t)n <= PTS_REC_MAX)
-		fail(d, c, "a valid record cannot be %zd bytes", n);
-	else
-		check_record(d, c, &r, (size_t)n, fd_passed);
-	if (r.r.h.type == PTS_HELLO || r.r.h.type == PTS_EXIT) {
-		r.state = proc_state(c->pid);
-		if (!d->opts.no_ack)
-			ack(c, &r);
-	}
-	if (d->nlog == d->caplog) {
-		d->caplog = d->caplog ? 2 * d->caplog : 1024;
-		d->log = realloc(d->log, d->caplog * sizeof(*d->log));
-	}
-	d->log[d->nlog++] = r;
+	struct passed fds = take_fds(d, c, &m);
+	r.uffd = fds.uffd;
+	take_record(d, c, &r, (size_t)n, &fds);
 	pthread_mutex_unlock(&d->mu);
 	return true;
 }
@@ -403,6 +498,12 @@ static void *serve(void *arg)
 			if (who[i] && p[i].revents)
 				while (receive_one(d, who[i]))
 					;
+		/* Every ring at every round, as ptshared at every turn. */
+		pthread_mutex_lock(&d->mu);
+		for (size_t i = 0; i < d->nconns && !d->paused; i++)
+			if (d->conns[i].fd >= 0)
+				drain_ring(d, &d->conns[i]);
+		pthread_mutex_unlock(&d->mu);
 		if (r > 0 && d->listener >= 0 && p[1].fd == d->listener &&
 		    p[1].revents)
 			accept_one(d);

@@ -45,7 +45,7 @@ static void test_fork(void **state)
 	size_t n = recs_of(t.d, child, r, MAX_RECS);
 	assert_int_equal(n, 4);
 	assert_int_equal(r[0]->r.h.type, PTS_HELLO);
-	assert_int_equal(r[0]->r.hello.flags & ~PTS_HELLO_UFFD, PTS_HELLO_FORKED);
+	assert_int_equal(r[0]->r.hello.flags & ~(PTS_HELLO_UFFD | PTS_HELLO_RING), PTS_HELLO_FORKED);
 	assert_int_equal(r[0]->r.hello.ppid, parent);
 	assert_int_not_equal(r[0]->conn, fork->conn);
 	assert_true(r[0]->state == 'S' || r[0]->state == 'R');
@@ -120,7 +120,7 @@ static void check_exec(const char *how, const char *path_prefix)
 	assert_int_equal(r[3]->r.h.type, PTS_EXEC);
 	assert_memory_equal(r[3]->r.exec.path, path_prefix, strlen(path_prefix));
 	assert_int_equal(r[4]->r.h.type, PTS_HELLO);
-	assert_int_equal(r[4]->r.hello.flags & ~PTS_HELLO_UFFD, PTS_HELLO_EXECED);
+	assert_int_equal(r[4]->r.hello.flags & ~(PTS_HELLO_UFFD | PTS_HELLO_RING), PTS_HELLO_EXECED);
 	assert_true(r[4]->conn > r[3]->conn);
 	assert_int_equal(r[4]->r.h.seq, 1);
 	assert_int_equal(r[5]->r.h.nframes, 3); /* PTSHARE_OPTIONS came along */
@@ -205,7 +205,7 @@ static void test_vfork(void **state)
 	assert_int_equal(n, 6); /* HELLO, 2 x (MMAP, MUNMAP), EXIT */
 	assert_int_equal(count_of(t.d, t.run.pid, PTS_EXEC), 0);
 	assert_int_equal(nth_of(t.d, child, PTS_HELLO, 0)->r.hello.flags &
-			 ~PTS_HELLO_UFFD, PTS_HELLO_EXECED);
+			 ~(PTS_HELLO_UFFD | PTS_HELLO_RING), PTS_HELLO_EXECED);
 	assert_int_equal(count_of(t.d, child, PTS_EXIT), 1);
 	traced_free(&t);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "snap_util.h"
+#include "schema_check.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -548,8 +549,9 @@ struct jr_value *parse_report_text(const char *text, size_t len)
 		fprintf(stderr, "the report is not valid JSON: at byte %zu: %s\n",
 			e.offset, e.what);
 	else if (!jr_path_str(doc, "schema") ||
-		 strcmp(jr_path_str(doc, "schema"), "ptshare.report")) {
-		fprintf(stderr, "the document is not a ptshare report\n");
+		 strcmp(jr_path_str(doc, "schema"), "ptshare.report") ||
+		 !schema_valid(text, len, "the report")) {
+		fprintf(stderr, "the document is not a valid ptshare report\n");
 		jr_free(doc);
 		doc = NULL;
 	}
@@ -560,9 +562,13 @@ struct jr_value *parse_report_file(const char *path)
 {
 	struct jr_error e;
 	struct jr_value *doc = jr_parse_file(path, &e);
-	if (!doc)
+	if (!doc) {
 		fprintf(stderr, "%s: not valid JSON: at byte %zu: %s\n", path,
 			e.offset, e.what);
+	} else if (!schema_valid_file(path)) {
+		jr_free(doc);
+		doc = NULL;
+	}
 	return doc;
 }
 

@@ -115,7 +115,8 @@ const struct jr_value *report_mapping(const struct jr_value *doc,
 /* The linux model's tables of a process entry, in kB (VmPTE's unit). */
 uint64_t report_linux_kb(const struct jr_value *proc);
 
-/* Parses r's stdout as the JSON report, or NULL with the error printed. */
+/* Parses r's stdout (a file) as the JSON report, checked against
+ * docs/report.schema.json, or NULL with the error printed. */
 struct jr_value *parse_report_text(const char *text, size_t len);
 struct jr_value *parse_report_file(const char *path);
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "json_read.h"
+#include "schema_check.h"
 
 static struct jr_value *parse(const char *text)
 {
@@ -192,6 +193,20 @@ static void test_malformed(void **state)
 	assert_non_null(strstr(e.what, "/nonexistent/ptshare.json"));
 }
 
+/* The schema check the tests' documents go through says no to what is
+ * not a ptshare document (test_schema: to each broken copy of one). */
+static void test_schema_refuses(void **state)
+{
+	(void)state;
+	static const char *const docs[] = {
+		"{}", "[]", "not json", "{\"schema\": \"ptshare.report\"}",
+		"{\"schema\": \"ptshare.aslr\", \"version\": 1}",
+	};
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		assert_false(schema_valid(docs[i], strlen(docs[i]), docs[i]));
+	assert_false(schema_valid_file("/nonexistent/ptshare.json"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_containers),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_schema_refuses),
 	};
 	return cmocka_run_group_tests_name("json_read", tests, NULL, NULL);
 }

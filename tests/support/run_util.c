@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "ptshare/wire.h"
+#include "schema_check.h"
 #include "skip.h"
 #include "lib/clock.h"
 
@@ -224,6 +225,16 @@ void assert_no_sanitizer_report(const struct cmd *c)
 		fail_msg("sanitizer report:\n%s", c->text[1]);
 }
 
+void cmd_run_ok(const char *const argv[])
+{
+	struct cmd c;
+	int status = cmd_run(&c, argv, NULL);
+	if (status)
+		fail_msg("%s %s: status %d:\n%s", argv[0], argv[1], status, c.text[1]);
+	assert_no_sanitizer_report(&c);
+	cmd_free(&c);
+}
+
 /* Directories made and not removed: a failed test leaves them. */
 #define MADE_MAX 16
 static char made[MADE_MAX][64];
@@ -281,15 +292,65 @@ static void remove_tree(const char *dir, char *left, size_t cap)
 	rmdir(dir);
 }
 
+/* Whether the file is one of ptshare's JSON documents: named so, or
+ * beginning as the writer begins them.  An empty file is none: a report
+ * made ready (0600) by a daemon killed before it wrote it. */
+static bool is_json_document(const char *path, const struct stat *st)
+{
+	static const char head[] = "{\n  \"schema\": \"ptshare.";
+	char buf[sizeof(head) - 1];
+	size_t n = strlen(path);
+	if (!st->st_size)
+		return false;
+	if (n > 5 && !strcmp(path + n - 5, ".json"))
+		return true;
+	FILE *f = fopen(path, "rb");
+	bool is = f && fread(buf, 1, sizeof(buf), f) == sizeof(buf) &&
+		  !memcmp(buf, head, sizeof(buf));
+	if (f)
+		fclose(f);
+	return is;
+}
+
+/* Every JSON document under dir is valid (schema_check.h): a test's
+ * outputs are checked before they go, whether the test read them or not.
+ * The invalid are named in bad. */
+static void check_json_documents(const char *dir, char *bad, size_t cap)
+{
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[PATH_MAX];
+		struct stat st;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			check_json_documents(path, bad, cap);
+		} else if (S_ISREG(st.st_mode) && is_json_document(path, &st) &&
+			   !schema_valid_file(path)) {
+			size_t n = strlen(bad);
+			snprintf(bad + n, cap - n, " %s", e->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 void tmp_remove(const char *dir, const char *const files[])
 {
-	char left[1024] = "";
+	char left[1024] = "", bad[1024] = "";
+	check_json_documents(dir, bad, sizeof(bad));
 	for (int i = 0; i < MADE_MAX; i++)
 		if (!strcmp(made[i], dir))
 			made[i][0] = '\0';
 	for (size_t i = 0; files && files[i]; i++)
 		unlink(tmp_path(dir, files[i]));
 	remove_tree(dir, left, sizeof(left));
+	if (*bad)
+		fail_msg("not valid against docs/report.schema.json in %s:%s",
+			 dir, bad);
 	if (*left)
 		fail_msg("left behind in %s:%s", dir, left);
 }
@@ -396,6 +457,10 @@ struct jr_value *report_read(const char *path)
 	struct jr_value *doc = jr_parse_file(path, &err);
 	if (!doc)
 		fail_msg("%s: at %zu: %s", path, err.offset, err.what);
+	if (!schema_valid_file(path)) {
+		jr_free(doc);
+		fail_msg("%s: not valid against docs/report.schema.json", path);
+	}
 	return doc;
 }
 

@@ -58,13 +58,18 @@ int cmd_run(struct cmd *c, const char *const argv[], const struct cmd_opts *o);
 /* Fails the test with the command's output when stderr shows a sanitizer
  * report. */
 void assert_no_sanitizer_report(const struct cmd *c);
+/* argv run to its end: it must exit 0 without a sanitizer report, or the
+ * test fails with its stderr. */
+void cmd_run_ok(const char *const argv[]);
 
 /* A fresh private directory under /tmp; tmp_path() names a file in it
  * (in one of 8 buffers used in turn). */
 void tmp_make(char *dir, size_t cap);
 const char *tmp_path(const char *dir, const char *name);
 /* Removes dir with the files named (NULL-terminated); fails the test when
- * anything else was left in it (removing that too). */
+ * a JSON document in it is not valid against docs/report.schema.json
+ * (schema_check.h), or when anything else was left in it (removing that
+ * too). */
 void tmp_remove(const char *dir, const char *const files[]);
 /* The number of entries of dir. */
 size_t dir_entries(const char *dir);
@@ -93,7 +98,8 @@ char *file_read(const char *path, size_t *len);
 void assert_replay_same(const char *ptshare, const char *trace,
 			const char *format, const char *ran, const char *out);
 
-/* The parsed report, or the test fails. */
+/* The parsed report, checked against docs/report.schema.json, or the
+ * test fails. */
 struct jr_value *report_read(const char *path);
 /* final_checkpoints entry of pid, or NULL. */
 const struct jr_value *report_final(const struct jr_value *doc, long pid);

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rec_ring.h"
+
+/* The largest ring taken: the shim makes at most 1 GiB (its ring= option). */
+#define DATA_MAX (1ull << 30)
+
+int rec_ring_map(struct rec_ring *r, int fd)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (fstat(fd, &st))
+		return -errno;
+	uint64_t data = (uint64_t)st.st_size - PTS_RING_DATA;
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || !S_ISREG(st.st_mode) ||
+	    st.st_size < PTS_RING_DATA + PTS_REC_MAX || data > DATA_MAX ||
+	    (data & (data - 1)))
+		return -EINVAL;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	struct pts_ring *h = p;
+	if (h->magic != PTS_RING_MAGIC || h->data_size != data) {
+		munmap(p, (size_t)st.st_size);
+		return -EINVAL;
+	}
+	*r = (struct rec_ring){
+		.hdr = h,
+		.view = { .data = (unsigned char *)p + PTS_RING_DATA,
+			  .size = (uint32_t)data },
+	};
+	return 0;
+}
+
+void rec_ring_unmap(struct rec_ring *r)
+{
+	if (r->hdr)
+		munmap(r->hdr, PTS_RING_DATA + (size_t)r->view.size);
+	r->hdr = NULL;
+}
+
+uint64_t rec_ring_head(const struct rec_ring *r)
+{
+	return __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE);
+}
+
+bool rec_ring_pending(const struct rec_ring *r)
+{
+	return r->hdr && rec_ring_head(r) != r->view.tail;
+}
+
+void rec_ring_release(struct rec_ring *r)
+{
+	rec_ring_give_back(r->hdr, r->view.tail);
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record ring (docs/wire-protocol.md, The record ring): shared memory
+ * the records after HELLO go into with no system call, which the daemon
+ * drains at every turn of its loop.  It is kicked (PTS_RING_KICK on the
+ * socket) only when the shim waits for it (an ACK, room) or wants it soon
+ * (past half full, a fork).  Written under the lock, by one thread at a
+ * time: the shim is its only producer.
+ *
+ * The mapping is MADV_DONTFORK: a forked child has none of its parent's
+ * ring, and makes its own.  Without a ring (memfd_create refused, address
+ * space short, ring=0) records go by the socket, as before it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+#include "ingest/rec_ring.h"
+#include "lib/clock.h"
+
+/* A wait for room sleeps this long at most between kicks: a kick may
+ * have found the socket full. */
+#define ROOM_NAP_MS 10
+
+static uint64_t tail_now(const struct pts_ring *r)
+{
+	return __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+}
+
+/* The data size: the option's KiB, rounded down to a power of two. */
+static uint32_t data_size(void)
+{
+	uint64_t want = (uint64_t)shim_cfg.ring_kib << 10, size = PTS_REC_MAX;
+
+	if (want < PTS_REC_MAX)
+		return 0;
+	while (size * 2 <= want && size < (1u << 30))
+		size *= 2;
+	return (uint32_t)size;
+}
+
+int ring_make(void)
+{
+	uint32_t size = data_size();
+	size_t len = PTS_RING_DATA + (size_t)size;
+
+	if (!size)
+		return -1;
+	long fd = syscall(SYS_memfd_create, "ptshare-ring",
+			  MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	void *p = MAP_FAILED;
+	if (!syscall(SYS_ftruncate, fd, (long)len) &&
+	    !syscall(SYS_fcntl, fd, F_ADD_SEALS,
+		     F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		p = (void *)syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	syscall(SYS_madvise, p, len, MADV_DONTFORK);
+	struct pts_ring *r = p;
+	r->magic = PTS_RING_MAGIC;
+	r->data_size = size;
+	shim_proc.ring = r;
+	shim_proc.ring_head = 0;
+	return (int)fd;
+}
+
+void ring_drop(void)
+{
+	struct pts_ring *r = shim_proc.ring;
+
+	shim_proc.ring = NULL;
+	if (r)
+		syscall(SYS_munmap, r, PTS_RING_DATA + (size_t)r->data_size);
+}
+
+void ring_kick(void)
+{
+	struct pts_hdr k = { .type = PTS_RING_KICK, .size = sizeof(k) };
+	struct iovec iov = { &k, sizeof(k) };
+
+	if (conn_is_ours())
+		conn_send(&iov, 1, NULL, false);
+	else
+		shim_quiet("the program took the connection's fd", false);
+}
+
+bool ring_unread(void)
+{
+	return tail_now(shim_proc.ring) != shim_proc.ring_head;
+}
+
+static uint64_t room(const struct pts_ring *r)
+{
+	return rec_ring_room(r, shim_proc.ring_head);
+}
+
+/*
+ * Room for need bytes, kicking the daemon and sleeping on tail_wake until
+ * the deadline.  A daemon that took nothing in the whole wait is late
+ * (conn.c); one that drains, but slower than we write, is not.
+ */
+static bool wait_room(struct pts_ring *r, uint64_t need)
+{
+	int64_t deadline = conn_deadline();
+	uint64_t tail0 = tail_now(r);
+
+	for (;;) {
+		uint32_t seen;
+		if (rec_ring_ask_room(r, shim_proc.ring_head, need, &seen))
+			return true;
+		ring_kick();
+		int64_t left = deadline - now_ms();
+		if (left <= 0 || !atomic_load(&shim_proc.active)) {
+			if (tail_now(r) == tail0)
+				conn_late();
+			return false;
+		}
+		if (left > ROOM_NAP_MS)
+			left = ROOM_NAP_MS;
+		struct timespec ts = { 0, left * 1000000L };
+		syscall(SYS_futex, &r->tail_wake, FUTEX_WAIT, seen, &ts, NULL, 0);
+	}
+}
+
+int ring_put(const struct iovec *iov, int n)
+{
+	struct pts_ring *r = shim_proc.ring;
+	uint64_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	uint64_t need = (len + PTS_RING_ALIGN - 1) & ~(uint64_t)(PTS_RING_ALIGN - 1);
+	uint64_t before = r->data_size - room(r);
+	if (room(r) < need && !wait_room(r, need))
+		return -EAGAIN;
+	shim_proc.ring_head = rec_ring_write(r, shim_proc.ring_head, iov, n);
+	/* Past half full: the daemon takes them now, not at its next turn. */
+	if (before < r->data_size / 2 && before + need >= r->data_size / 2)
+		ring_kick();
+	return 0;
+}
