@@ -27,11 +27,14 @@
  *
  * Each run is timed from our fork to its end (the tool's start and its
  * report included), and is the fastest of --repeat runs back to back: on
- * a machine others load, the one they disturbed least.  Prints each run, then per workload the medians of
- * the wall times and of their ratios to the same round's native run, with
- * ptshare's against its goal (<= 1.25x native) beyond the spread of the
- * native runs.  A yardstick not installed is left out, said so.  The
- * machine's load average is printed at the start and the end: figures
+ * a machine others load, the one they disturbed least; its CPU time (user
+ * and system, of every process it started and waited for, ptshared
+ * included) is the least of the repeats' too, a figure others' load moves
+ * less.  Prints each run, then per workload the medians of the wall times,
+ * the CPU times and of their ratios to the same round's native run, with
+ * ptshare's wall time against its goal (<= 1.25x native) beyond the
+ * spread of the native runs.  A yardstick not installed is left out, said
+ * so.  The machine's load average is printed at the start and the end: figures
  * from a loaded machine are ratios more than times.  The ptshare it runs
  * should be a release build.
  *
@@ -53,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,15 +106,22 @@ struct opts {
 	const char *python, *cpus;
 };
 
+/* What a run took: wall time, and CPU time of every process it waited
+ * for, in seconds. */
+struct took {
+	double wall, cpu;
+};
+
 /* The benchmark's state: its options, its temporary directory and paths
- * in it, the tools found, the wall times measured. */
+ * in it, the tools found, the times measured. */
 struct bench {
 	const struct opts *o;
 	enum workload w;
 	char tmp[PATH_MAX], log[PATH_MAX + 8], out[PATH_MAX + 8];
 	char report[PATH_MAX + 16], heaptrack[PATH_MAX + 16];
 	bool missing[TOOLS];
-	double s[WORKLOADS][TOOLS][BENCH_MAX_ROUNDS];
+	double wall[WORKLOADS][TOOLS][BENCH_MAX_ROUNDS];
+	double cpu[WORKLOADS][TOOLS][BENCH_MAX_ROUNDS];
 };
 
 static _Noreturn void die(const char *what)
@@ -185,10 +196,10 @@ static void command(const struct bench *b, enum tool t, const char *argv[])
 }
 
 /* argv run to its end, its output to the log, preload (or nothing) in its
- * LD_PRELOAD: its exit status (127 when it could not be run), and its wall
- * time in *s. */
+ * LD_PRELOAD: its exit status (127 when it could not be run), and what it
+ * took in *t. */
 static int run(const struct bench *b, const char *const argv[],
-	       const char *preload, double *s)
+	       const char *preload, struct took *t)
 {
 	uint64_t t0 = now_ns();
 	pid_t pid = fork();
@@ -204,10 +215,13 @@ static int run(const struct bench *b, const char *const argv[],
 		_exit(127);
 	}
 	int status;
-	while (waitpid(pid, &status, 0) < 0)
+	struct rusage ru;
+	while (wait4(pid, &status, 0, &ru) < 0)
 		if (errno != EINTR)
-			die("waitpid failed");
-	*s = (double)(now_ns() - t0) / 1e9;
+			die("wait4 failed");
+	t->wall = (double)(now_ns() - t0) / 1e9;
+	t->cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -229,9 +243,9 @@ static void prepare(const struct bench *b)
 {
 	const char *const clean[] = { "make", "-s", "-f", PROJECT_DIR "/Makefile",
 				      "SRC=" PROJECT_DIR, b->out, "clean", NULL };
-	double s;
+	struct took t;
 	int r;
-	if (b->w == MAKE && (r = run(b, clean, NULL, &s)))
+	if (b->w == MAKE && (r = run(b, clean, NULL, &t)))
 		failed(b, clean, r);
 }
 
@@ -239,12 +253,13 @@ static void measure(int tool, int round, void *arg)
 {
 	struct bench *b = arg;
 	const char *argv[MAX_ARGS];
-	double *s = &b->s[b->w][tool][round];
+	double *wall = &b->wall[b->w][tool][round];
+	double *cpu = &b->cpu[b->w][tool][round];
 	if (b->missing[tool])
 		return;
 	command(b, tool, argv);
 	for (int i = 0; i < b->o->repeat; i++) {
-		double once;
+		struct took once;
 		prepare(b);
 		int r = run(b, argv, tool == SHIM_ONLY ? SHIM_PATH : NULL, &once);
 		if (r == 127 && tool >= HEAPTRACK) {
@@ -254,10 +269,11 @@ static void measure(int tool, int round, void *arg)
 		}
 		if (r)
 			failed(b, argv, r);
-		*s = !i || once < *s ? once : *s;
+		*wall = !i || once.wall < *wall ? once.wall : *wall;
+		*cpu = !i || once.cpu < *cpu ? once.cpu : *cpu;
 	}
-	printf("round %d  %-5s %-12s %8.3f s\n", round + 1,
-	       workload_name[b->w], tool_name[tool], *s);
+	printf("round %d  %-5s %-12s %8.3f s  CPU %8.3f s\n", round + 1,
+	       workload_name[b->w], tool_name[tool], *wall, *cpu);
 	fflush(stdout);
 }
 
@@ -265,18 +281,21 @@ static void measure(int tool, int round, void *arg)
 static void summarize(const struct bench *b, enum workload w)
 {
 	int n = b->o->rounds;
-	const double *native = b->s[w][NATIVE];
+	const double *native = b->wall[w][NATIVE];
 	double noise = bench_noise(native, n);
 	printf("%-5s (%s)\n", workload_name[w], workload_what[w]);
 	for (int t = 0; t < TOOLS; t++) {
-		double ratio[BENCH_MAX_ROUNDS];
+		double ratio[BENCH_MAX_ROUNDS], cpu_ratio[BENCH_MAX_ROUNDS];
 		if (b->missing[t])
 			continue;
-		for (int r = 0; r < n; r++)
-			ratio[r] = b->s[w][t][r] / native[r];
+		for (int r = 0; r < n; r++) {
+			ratio[r] = b->wall[w][t][r] / native[r];
+			cpu_ratio[r] = b->cpu[w][t][r] / b->cpu[w][NATIVE][r];
+		}
 		double m = bench_median(ratio, n);
-		printf("  %-12s %8.3f s  %6.2fx", tool_name[t],
-		       bench_median(b->s[w][t], n), m);
+		printf("  %-12s %8.3f s %6.2fx %8.3f s %6.2fx", tool_name[t],
+		       bench_median(b->wall[w][t], n), m,
+		       bench_median(b->cpu[w][t], n), bench_median(cpu_ratio, n));
 		if (t == PTSHARE)
 			printf("  goal <= %.2fx: %s", GOAL,
 			       bench_verdict(m, GOAL, false, noise));
@@ -325,24 +344,25 @@ int main(int argc, char **argv)
 	print_load("at the start");
 	for (b.w = 0; b.w < WORKLOADS; b.w++) {
 		const char *argv_native[MAX_ARGS];
-		double s;
+		struct took t;
 		int r;
 		if (!o.want[b.w])
 			continue;
 		/* One native run untimed first: caches warm for every tool. */
 		command(&b, NATIVE, argv_native);
 		prepare(&b);
-		if ((r = run(&b, argv_native, NULL, &s)))
+		if ((r = run(&b, argv_native, NULL, &t)))
 			failed(&b, argv_native, r);
 		bench_rounds(o.rounds, TOOLS, measure, &b);
 	}
 	print_load("at the end");
-	printf("\nmedians of %d rounds  wall time  ratio to native\n", o.rounds);
+	printf("\nmedians of %d rounds: wall time, its ratio to native, CPU time, "
+	       "its ratio to native\n", o.rounds);
 	for (int w = 0; w < WORKLOADS; w++)
 		if (o.want[w])
 			summarize(&b, w);
 	/* What the runs left: the report, heaptrack's output, the build. */
 	const char *const rm[] = { "rm", "-rf", b.tmp, NULL };
-	double s;
-	return run(&b, rm, NULL, &s) ? 1 : 0;
+	struct took t;
+	return run(&b, rm, NULL, &t) ? 1 : 0;
 }
