@@ -4,15 +4,21 @@
  * reader of the same socket type measured in the same run.
  *
  * CLIENTS processes connect, say HELLO (and wait for its ACK), send
- * RECORDS records each as fast as the reader takes them (blocking sends:
- * the reader's pace sets the rate), then EXIT and wait for its ACK.  The
+ * RECORDS records each as fast as the reader takes them, then EXIT and
+ * wait for its ACK.  As the shim does, a client hands over a record ring
+ * with its HELLO and writes its records there (waiting, kicked, for room:
+ * the reader's pace sets the rate); with --socket, it sends each on the
+ * socket instead (blocking sends), as the shim did before the ring.  The
  * records are what a program mapping and unmapping small regions sends:
  * MMAP, MPROTECT, MUNMAP, over and over.  The rate is all records over the
  * time from the first send to the last ACK.
  *
  * The trivial reader is a single-threaded epoll loop on a SOCK_SEQPACKET
- * socket: it reads one packet per recv() and answers HELLO and EXIT with an
- * ACK at once, with no model and no /proc.  The daemon does the real work:
+ * socket: it reads one packet per recv(), and every ring at every wake-up
+ * (and every 100 ms, as ptshared), copying each record out as ptshared
+ * does (ingest/rec_ring.c), and answers HELLO and EXIT with an ACK at
+ * once, with no model and no /proc: the baseline of the same bytes
+ * through the same shared memory.  The daemon does the real work:
  * io_uring, validation, the model of every policy, and a /proc checkpoint
  * at each HELLO and EXIT.
  * Goal (issue): the daemon's rate at least 0.8 of the trivial reader's.
@@ -30,11 +36,13 @@
  * difference of two runs.
  *
  * usage: ingest [--records N] [--repeat N] [--trace] [--heartbeat]
- *               [--policy LIST]
+ *               [--policy LIST] [--socket]
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -44,20 +52,25 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench_rounds.h"
+#include "ingest/rec_ring.h"
 #include "ptshare/wire.h"
 
 #define CLIENTS 8
 #define REGION (64u << 10)
 #define HELLOS 200
+/* A client's ring: the shim's default size (docs/shim.md, ring=). */
+#define RING_DATA (128u << 10)
 
 static char dir[64], sock_path[108], trace_path[108];
-static bool with_trace, with_heartbeat;
+static bool with_trace, with_heartbeat, by_socket;
 static const char *policies; /* --policy for the daemon; NULL: its default */
 
 static _Noreturn void die(const char *what)
@@ -98,6 +111,85 @@ static bool send_rec(int fd, const void *rec, size_t len)
 	return send(fd, rec, len, MSG_NOSIGNAL) == (ssize_t)len;
 }
 
+/* A client's way to the reader: its socket, and its ring (NULL: none). */
+struct way {
+	int fd;
+	struct pts_ring *ring;
+	uint64_t head;
+};
+
+static void kick(const struct way *w)
+{
+	struct pts_hdr k = { .type = PTS_RING_KICK, .size = sizeof(k) };
+	send(w->fd, &k, sizeof(k), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* A ring as the shim makes it (shim/ring.c): its memfd, for HELLO. */
+static int ring_make(struct way *w)
+{
+	size_t len = PTS_RING_DATA + RING_DATA;
+	int fd = memfd_create("ptshare-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, (off_t)len) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		die("the ring's memfd");
+	w->ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w->ring == MAP_FAILED)
+		die("the ring's mapping");
+	w->ring->magic = PTS_RING_MAGIC;
+	w->ring->data_size = RING_DATA;
+	return fd;
+}
+
+/* A record to the reader: into the ring, waiting for room as the shim
+ * does (kicked, asleep on tail_wake), or on the socket. */
+static bool put_rec(struct way *w, const void *rec, size_t len)
+{
+	if (!w->ring)
+		return send_rec(w->fd, rec, len);
+	uint64_t need = (len + PTS_RING_ALIGN - 1) & ~(uint64_t)(PTS_RING_ALIGN - 1);
+	uint64_t before = RING_DATA - rec_ring_room(w->ring, w->head);
+	for (int naps = 0; rec_ring_room(w->ring, w->head) < need; naps++) {
+		uint32_t seen;
+		if (rec_ring_ask_room(w->ring, w->head, need, &seen))
+			break;
+		if (naps == 6000)
+			return false; /* a minute without room */
+		kick(w);
+		struct timespec ts = { 0, 10000000 };
+		syscall(SYS_futex, &w->ring->tail_wake, FUTEX_WAIT, seen, &ts, NULL, 0);
+	}
+	struct iovec iov = { (void *)rec, len };
+	w->head = rec_ring_write(w->ring, w->head, &iov, 1);
+	if (before < RING_DATA / 2 && before + need >= RING_DATA / 2)
+		kick(w);
+	return true;
+}
+
+/* HELLO, with the ring's memfd when there is one. */
+static bool hello_send(struct way *w, struct pts_hello *h, int ring_fd)
+{
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { h, sizeof(*h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (ring_fd >= 0) {
+		h->flags |= PTS_HELLO_RING;
+		m.msg_control = ctl.b;
+		m.msg_controllen = sizeof(ctl.b);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		*c = (struct cmsghdr){ .cmsg_len = CMSG_LEN(sizeof(int)),
+				       .cmsg_level = SOL_SOCKET,
+				       .cmsg_type = SCM_RIGHTS };
+		memcpy(CMSG_DATA(c), &ring_fd, sizeof(ring_fd));
+	}
+	bool sent = sendmsg(w->fd, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(*h);
+	if (ring_fd >= 0)
+		close(ring_fd);
+	return sent;
+}
+
 static bool acked(int fd, uint32_t seq)
 {
 	struct pts_ack a;
@@ -126,13 +218,14 @@ static struct client_result client(int start_fd, unsigned records)
 		return r;
 	munmap(region, REGION);
 	double t0 = now();
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+	struct way w = { .fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) };
+	if (w.fd < 0 || connect(w.fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return r;
 	struct pts_hello h = { .version = PTS_WIRE_VERSION, .ppid = getppid() };
 	snprintf(h.exe, sizeof(h.exe), "bench-client");
 	hdr(&h.h, PTS_HELLO, sizeof(h), &seq);
-	if (!send_rec(fd, &h, sizeof(h)) || !acked(fd, h.h.seq))
+	if (!hello_send(&w, &h, by_socket ? -1 : ring_make(&w)) ||
+	    !acked(w.fd, h.h.seq))
 		return r;
 	r.hello_s = now() - t0;
 	struct pts_mmap m = {
@@ -147,26 +240,30 @@ static struct client_result client(int start_fd, unsigned records)
 		switch (i % 3) {
 		case 0:
 			hdr(&m.h, PTS_MMAP, sizeof(m), &seq);
-			sent = send_rec(fd, &m, sizeof(m));
+			sent = put_rec(&w, &m, sizeof(m));
 			break;
 		case 1:
 			hdr(&p.h, PTS_MPROTECT, sizeof(p), &seq);
-			sent = send_rec(fd, &p, sizeof(p));
+			sent = put_rec(&w, &p, sizeof(p));
 			break;
 		default:
 			hdr(&u.h, PTS_MUNMAP, sizeof(u), &seq);
-			sent = send_rec(fd, &u, sizeof(u));
+			sent = put_rec(&w, &u, sizeof(u));
 		}
 		if (!sent)
 			return r;
 	}
 	if (records % 3) { /* end unmapped, as the kernel has it */
 		hdr(&u.h, PTS_MUNMAP, sizeof(u), &seq);
-		send_rec(fd, &u, sizeof(u));
+		put_rec(&w, &u, sizeof(u));
 	}
 	struct pts_exit e = { 0 };
 	hdr(&e.h, PTS_EXIT, sizeof(e), &seq);
-	if (!send_rec(fd, &e, sizeof(e)) || !acked(fd, e.h.seq))
+	if (!put_rec(&w, &e, sizeof(e)))
+		return r;
+	if (w.ring)
+		kick(&w); /* EXIT is waited for */
+	if (!acked(w.fd, e.h.seq))
 		return r;
 	r.done = now();
 	r.ok = true;
@@ -224,7 +321,91 @@ static void ack(int fd, const struct pts_hdr *h)
 	send(fd, &a, sizeof(a), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* Serves until killed. */
+/* The rings of the reader's connections, by fd. */
+#define READER_FDS 1024
+static struct reader_ring {
+	struct pts_ring *ring;
+	struct rec_ring_view v;
+} rings[READER_FDS];
+
+/* A record the reader took: HELLO and EXIT acked. */
+static void took(int fd, const struct pts_hdr *h)
+{
+	if (h->type == PTS_HELLO || h->type == PTS_EXIT)
+		ack(fd, h);
+}
+
+/* What fd's ring holds, copied out record by record. */
+static void ring_drain(int fd)
+{
+	struct reader_ring *r = &rings[fd];
+	unsigned char rec[PTS_REC_MAX];
+	size_t len;
+	if (!r->ring)
+		return;
+	uint64_t head = __atomic_load_n(&r->ring->head, __ATOMIC_ACQUIRE);
+	while (rec_ring_next(&r->v, head, rec, &len) == REC_RING_RECORD)
+		took(fd, (const struct pts_hdr *)rec);
+	rec_ring_give_back(r->ring, r->v.tail);
+}
+
+/* The ring a HELLO brought, mapped. */
+static void ring_take(int fd, const struct msghdr *m)
+{
+	struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)m);
+	struct stat st;
+	int rfd;
+	if (!c || c->cmsg_type != SCM_RIGHTS || fd >= READER_FDS)
+		return;
+	memcpy(&rfd, CMSG_DATA(c), sizeof(rfd));
+	if (!fstat(rfd, &st)) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, rfd, 0);
+		if (p != MAP_FAILED)
+			rings[fd] = (struct reader_ring){
+				p, { (unsigned char *)p + PTS_RING_DATA,
+				     (uint32_t)(st.st_size - PTS_RING_DATA), 0 } };
+	}
+	close(rfd);
+}
+
+static void reader_close(int fd)
+{
+	ring_drain(fd);
+	if (fd < READER_FDS && rings[fd].ring) {
+		munmap(rings[fd].ring, PTS_RING_DATA + (size_t)rings[fd].v.size);
+		rings[fd].ring = NULL;
+	}
+	close(fd);
+}
+
+/* One packet of fd: a record, or a kick. */
+static void reader_packet(int fd)
+{
+	union {
+		struct pts_hdr h;
+		unsigned char b[PTS_REC_MAX + 1];
+	} buf;
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { &buf, sizeof(buf) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+	ssize_t len = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+	if (len <= 0) {
+		reader_close(fd);
+	} else if (buf.h.type == PTS_RING_KICK) {
+		ring_drain(fd);
+	} else {
+		if (buf.h.type == PTS_HELLO)
+			ring_take(fd, &m);
+		took(fd, &buf.h);
+	}
+}
+
+/* Serves until killed; every ring at every wake-up, and every 100 ms. */
 static _Noreturn void trivial_reader(int listener)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -232,25 +413,19 @@ static _Noreturn void trivial_reader(int listener)
 	epoll_ctl(ep, EPOLL_CTL_ADD, listener, &ev);
 	for (;;) {
 		struct epoll_event evs[16];
-		int n = epoll_wait(ep, evs, 16, -1);
+		int n = epoll_wait(ep, evs, 16, PTS_HEARTBEAT_IDLE_MS);
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
-			if (fd == listener) {
-				int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-				ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = c };
-				epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
+			if (fd != listener) {
+				reader_packet(fd);
 				continue;
 			}
-			union {
-				struct pts_hdr h;
-				unsigned char b[PTS_REC_MAX + 1];
-			} buf;
-			ssize_t len = recv(fd, &buf, sizeof(buf), 0);
-			if (len <= 0)
-				close(fd);
-			else if (buf.h.type == PTS_HELLO || buf.h.type == PTS_EXIT)
-				ack(fd, &buf.h);
+			int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+			ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = c };
+			epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
 		}
+		for (int fd = 0; fd < READER_FDS; fd++)
+			ring_drain(fd);
 	}
 }
 
@@ -367,6 +542,8 @@ int main(int argc, char **argv)
 			repeat = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
 			policies = argv[++i];
+		else if (!strcmp(argv[i], "--socket"))
+			by_socket = true;
 	snprintf(dir, sizeof(dir), "/tmp/ptshare-bench-XXXXXX");
 	if (!mkdtemp(dir))
 		die("mkdtemp");
@@ -398,8 +575,9 @@ int main(int argc, char **argv)
 	int n = (int)repeat;
 	double t = bench_median(rate_t, n), d = bench_median(rate_d, n);
 	double rt = bench_median(ratio, n), noise = bench_noise(ratio, n);
-	printf("ingest from %d clients, %u records each, median of %u%s%s, "
-	       "policies %s:\n", CLIENTS, records, repeat,
+	printf("ingest from %d clients, %u records each %s, median of %u%s%s, "
+	       "policies %s:\n", CLIENTS, records,
+	       by_socket ? "on the socket" : "through a record ring", repeat,
 	       with_trace ? ", daemon with a trace" : "",
 	       with_heartbeat ? ", daemon with a heartbeat" : "",
 	       policies ? policies : "every built-in one");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "path_open.h"
 #include "ptshare/wire.h"
 
@@ -36,6 +37,17 @@ int cli_faults(const char *s, uint32_t *out)
 	for (uint32_t m = 0; m < sizeof(names) / sizeof(names[0]); m++)
 		if (!strcmp(s, names[m])) {
 			*out = m;
+			return 0;
+		}
+	return -1;
+}
+
+int cli_group_by(const char *s, uint32_t *out)
+{
+	static const char *const names[] = { CLI_GROUP_BY_NAMES };
+	for (uint32_t m = 0; m < sizeof(names) / sizeof(names[0]); m++)
+		if (!strcmp(s, names[m])) {
+			*out = m + 1;
 			return 0;
 		}
 	return -1;
@@ -257,6 +269,15 @@ FILE *cli_replace_open(struct cli_replace *o, const char *path, mode_t mode,
 		errno = err;
 	}
 	return f;
+}
+
+void cli_replace_abandon(struct cli_replace *o, FILE *f)
+{
+	cli_output_close(f);
+	if (o->dir < 0)
+		return;
+	unlinkat(o->dir, o->tmp, 0);
+	close(o->dir);
 }
 
 int cli_replace_close(struct cli_replace *o, FILE *f)

@@ -16,6 +16,10 @@ int cli_u64(const char *s, uint64_t *out);
  * none of them (docs/faults.md). */
 int cli_faults(const char *s, uint32_t *out);
 
+/* --group-by: one of CLI_GROUP_BY_NAMES (cli_options.h), as 1 + its index
+ * (enum report_group_by); 0, or -1 when s is none of them. */
+int cli_group_by(const char *s, uint32_t *out);
+
 /*
  * An output as the commands name it, opened for writing (docs/promises.md,
  * Outputs): "-" is stdout; a path naming an fd of the caller's
@@ -55,5 +59,7 @@ FILE *cli_replace_open(struct cli_replace *o, const char *path, mode_t mode,
 /* Flushes f, and unless a write failed puts it in place: 0, or the errno
  * of what failed (the new file is then removed, path left as it was). */
 int cli_replace_close(struct cli_replace *o, FILE *f);
+/* Closes f and removes the new file: path is left as it was. */
+void cli_replace_abandon(struct cli_replace *o, FILE *f);
 
 #endif

@@ -24,7 +24,8 @@ static const struct {
 	{ "top", GIVEN(top) }, { "interval", GIVEN(interval) },
 	{ "faults", GIVEN(faults) }, { "verbose", 0 },
 	{ "openmetrics", GIVEN(openmetrics) },
-	{ "flamegraph", GIVEN(flamegraph) }, { "help", 0 },
+	{ "flamegraph", GIVEN(flamegraph) },
+	{ "group-by", GIVEN(group_by) }, { "help", 0 },
 };
 #define NSHARED (sizeof(shared_options) / sizeof(shared_options[0]))
 #define HELP (NSHARED - 1)
@@ -154,6 +155,9 @@ static int take(struct cli_parser *p, unsigned i, const char *arg)
 		return cli_usage_error(p, "--flamegraph needs a file name, not", arg);
 	if (1u << i == CLI_FAULTS && cli_faults(arg, &v->faults_mode))
 		return cli_usage_error(p, "--faults is off, table or all, not", arg);
+	if (1u << i == CLI_GROUP_BY && cli_group_by(arg, &v->group_by_n))
+		return cli_usage_error(p, "--group-by is process, command, user "
+				       "or cgroup, not", arg);
 	*(const char **)((char *)v + shared_options[i].given) = arg;
 	return -1;
 }

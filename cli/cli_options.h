@@ -31,15 +31,20 @@ enum cli_shared {
 	CLI_VERBOSE = 1 << 7,  /* --verbose: each refusal's reason in the text */
 	CLI_OPENMETRICS = 1 << 8, /* --openmetrics FILE (docs/fleet.md) */
 	CLI_FLAMEGRAPH = 1 << 9, /* --flamegraph FILE (docs/flamegraph.md) */
+	CLI_GROUP_BY = 1 << 10, /* --group-by process|command|user|cgroup */
 };
+
+/* --group-by's values, in the order of enum report_group_by (0: none). */
+#define CLI_GROUP_BY_NAMES "process", "command", "user", "cgroup"
 
 /* What the shared options said: the arguments as given (checked), NULL
  * for an option not given, and the numbers they spell. */
 struct cli_values {
 	const char *policies, *json, *html, *record, *top, *interval, *faults;
-	const char *openmetrics, *flamegraph;
+	const char *openmetrics, *flamegraph, *group_by;
 	uint64_t top_n;       /* 20 when not given */
 	uint32_t faults_mode; /* enum pts_faults; table when not given */
+	uint32_t group_by_n;  /* 1 + its index in CLI_GROUP_BY_NAMES; 0: none */
 	bool verbose;         /* --verbose given */
 };
 

@@ -654,6 +654,13 @@ static void beat(struct loop *l)
 		__atomic_fetch_add(&l->cfg.heartbeat->beats, 1, __ATOMIC_RELAXED);
 }
 
+/* ...and how far the run is, once a turn. */
+static void progress(struct loop *l)
+{
+	if (l->cfg.heartbeat)
+		ingest_progress(l->g, l->cfg.heartbeat);
+}
+
 static int turn(struct loop *l)
 {
 	/* The trace is whole whenever the daemon waits: what a reader of the
@@ -661,6 +668,7 @@ static int turn(struct loop *l)
 	if (l->cfg.trace)
 		fflush(l->cfg.trace);
 	beat(l);
+	progress(l);
 	int r = wait_some(l);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME)
 		return r;

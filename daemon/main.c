@@ -229,6 +229,7 @@ int main(int argc, char **argv)
 		say("out of memory");
 		status = 1;
 	} else {
+		ingest_report_options(g, o.group_by, o.flamegraph);
 		status = serve(g, &rd, &o, &stop, &out, max_clients,
 			       max_per_user, heartbeat);
 	}

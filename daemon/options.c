@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/cli_options.h"
 #include "options.h"
+#include "report/report.h"
 #include "log.h"
 
 /* A day: longer intervals are surely a mistake in the unit. */
@@ -17,7 +18,8 @@ static void usage(FILE *f)
 	fputs("usage: ptshared --socket PATH [--report-socket PATH] [--policy LIST]\n"
 	      "                [--interval S] [--faults off|table|all] [--json FILE]\n"
 	      "                [--text FILE] [--html FILE] [--flamegraph FILE]\n"
-	      "                [--record FILE] [--top N] [--verbose]\n"
+	      "                [--record FILE] [--top N] [--openmetrics FILE]\n"
+	      "                [--verbose] [--group-by process|command|user|cgroup]\n"
 	      "                [--ready-fd N] [--heartbeat-fd N] [--allow-users LIST|all]\n"
 	      "                [--max-clients N] [--max-clients-per-user N]\n"
 	      "                [--command-line TEXT]\n"
@@ -44,6 +46,8 @@ static void usage(FILE *f)
 	      "  --flamegraph FILE  write collapsed stacks: FILE by today's PTE\n"
 	      "                  tables, FILE.POLICY by the tables each policy saves\n"
 	      "                  (0600; docs/flamegraph.md)\n"
+	      "  --openmetrics FILE  write the totals as OpenMetrics to FILE\n"
+	      "                  (replaced whole at the end, 0644; '-': stdout)\n"
 	      "  --text FILE     write the text report to FILE (0600; '-': stdout;\n"
 	      "                  default: stderr)\n"
 	      "  --record FILE   keep every record applied in a trace (0600)\n"
@@ -51,6 +55,8 @@ static void usage(FILE *f)
 	      "                  0: all)\n"
 	      "  --verbose       the text report also says why the model refused\n"
 	      "                  each process's records (the last reason)\n"
+	      "  --group-by G    the reports also total the processes by process,\n"
+	      "                  command, user or cgroup\n"
 	      "  --ready-fd N    write \"ready\\n\" to fd N and close it once listening\n"
 	      "  --heartbeat-fd N  a memory file to count the turns of the loop in,\n"
 	      "                  for a watcher (`ptshare run`: docs/run.md)\n"
@@ -100,7 +106,9 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 	};
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshared", usage, CLI_POLICY | CLI_JSON | CLI_HTML |
-			CLI_FLAMEGRAPH | CLI_RECORD | CLI_TOP | CLI_FAULTS | CLI_VERBOSE, own, "V");
+			CLI_FLAMEGRAPH | CLI_RECORD | CLI_TOP | CLI_FAULTS | CLI_VERBOSE |
+			CLI_GROUP_BY | CLI_OPENMETRICS,
+			own, "V");
 	*o = (struct daemon_options){ .interval_s = 1, .ready_fd = -1,
 				      .heartbeat_fd = -1 };
 	char err[128];
@@ -160,10 +168,12 @@ int daemon_options_parse(struct daemon_options *o, int argc, char **argv)
 		return cli_usage_error(&p, "unexpected argument", argv[optind]);
 	if (!o->socket)
 		return cli_usage(p.name, "--socket PATH is required");
+	o->group_by = p.v.group_by_n;
 	o->policies = p.v.policies;
 	o->json = p.v.json;
 	o->html = p.v.html;
 	o->flamegraph = p.v.flamegraph;
+	o->openmetrics = p.v.openmetrics;
 	o->record = p.v.record;
 	o->top = p.v.top_n;
 	o->verbose = p.v.verbose;

@@ -14,11 +14,13 @@ struct daemon_options {
 	const char *json;     /* NULL: no JSON report */
 	const char *html;     /* NULL: no HTML report */
 	const char *flamegraph; /* NULL: no flame graphs (docs/flamegraph.md) */
+	const char *openmetrics; /* NULL: no OpenMetrics totals */
 	const char *text;     /* NULL: stderr; "-": stdout */
 	const char *record;   /* NULL: no trace */
 	const char *command_line; /* the program's, for the run's details */
 	uint64_t top;         /* rows of the text report; 0: all */
 	bool verbose;         /* each refusal's reason in the text report */
+	uint32_t group_by;    /* enum report_group_by (--group-by) */
 	int ready_fd;         /* -1: none */
 	int heartbeat_fd;     /* a memfd to beat in (wire.h), or -1 */
 	uint32_t faults;      /* enum pts_faults (docs/faults.md) */

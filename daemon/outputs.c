@@ -22,6 +22,24 @@ static int output_open(struct output *o, const char *path, FILE *dflt)
 	return 0;
 }
 
+/* The OpenMetrics file, written to a new file beside path that replaces
+ * it at the end (cli_replace_open), so that node_exporter never reads
+ * half of it. */
+static int openmetrics_open(struct outputs *out, const char *path)
+{
+	char why[256];
+	out->openmetrics = (struct output){ path, NULL };
+	if (!path)
+		return 0;
+	out->openmetrics.f = cli_replace_open(&out->replace, path, 0644, why,
+					      sizeof(why));
+	if (!out->openmetrics.f) {
+		say("cannot write %s: %s", path, why);
+		return -1;
+	}
+	return 0;
+}
+
 /* Flushes, and closes unless it is a standard stream. */
 static int output_close(struct output *o)
 {
@@ -41,7 +59,8 @@ int outputs_open(struct outputs *out, const struct daemon_options *o)
 	if (!output_open(&out->text, o->text, stderr) &&
 	    !output_open(&out->json, o->json, NULL) &&
 	    !output_open(&out->html, o->html, NULL) &&
-	    !output_open(&out->trace, o->record, NULL)) {
+	    !output_open(&out->trace, o->record, NULL) &&
+	    !openmetrics_open(out, o->openmetrics)) {
 		out->flamegraph = o->flamegraph;
 		return 0;
 	}
@@ -51,6 +70,9 @@ int outputs_open(struct outputs *out, const struct daemon_options *o)
 
 void outputs_close(struct outputs *out)
 {
+	if (out->openmetrics.f) /* no report: the file there stays */
+		cli_replace_abandon(&out->replace, out->openmetrics.f);
+	out->openmetrics.f = NULL;
 	output_close(&out->trace);
 	output_close(&out->json);
 	output_close(&out->html);
@@ -92,6 +114,15 @@ int outputs_finish(struct outputs *out, const struct report *r, size_t top,
 	int bad = outputs_write(out, r, top, verbose) != 0;
 	if (bad)
 		say("writing %s: out of memory", out->html.name);
+	if (out->openmetrics.f) {
+		errno = 0;
+		report_openmetrics(out->openmetrics.f, r);
+		int err = cli_replace_close(&out->replace, out->openmetrics.f);
+		out->openmetrics.f = NULL;
+		if (err)
+			say("writing %s: %s", out->openmetrics.name, strerror(err));
+		bad |= err != 0;
+	}
 	bad |= output_close(&out->trace);
 	bad |= output_close(&out->json);
 	bad |= output_close(&out->html);

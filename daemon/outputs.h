@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli/cli.h"
 #include "options.h"
 #include "report/report.h"
 
@@ -19,6 +20,9 @@ struct output {
 struct outputs {
 	struct output text, json, html, trace;
 	const char *flamegraph; /* written at the end, or NULL */
+	/* the totals for Prometheus, put in place whole at the end */
+	struct output openmetrics;
+	struct cli_replace replace;
 };
 
 /* 0, or -1 with the message printed (and nothing left open). */

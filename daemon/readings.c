@@ -12,6 +12,7 @@ union ck_buf {
 	struct pts_hdr h;
 	struct pts_ck_begin begin;
 	struct pts_ck_user user;
+	struct pts_ck_cgroup cgroup;
 	struct pts_ck_vmas vmas;
 	struct pts_ck_runs runs;
 	struct pts_ck_name name;
@@ -142,7 +143,8 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 }
 
 /* Reads the process's /proc and feeds it in as checkpoint records: its
- * user when it changed (and whether the daemon serves that one), the
+ * user when it changed (and whether the daemon serves that one), its
+ * cgroup when it changed, the
  * objects' names, the mappings, the populated pages, VmPTE. */
 static void read_one(struct readings *rd, struct ingest *g,
 		     const struct ingest_reading *want)
@@ -151,6 +153,9 @@ static void read_one(struct readings *rd, struct ingest *g,
 	struct feed f = { .g = g, .pid = want->pid };
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);
+	char cgroup[PTS_CGROUP_MAX + 1];
+	bool moved = !err && !procfs_cgroup_read(want->pid, cgroup, sizeof(cgroup)) &&
+		     strcmp(cgroup, want->cgroup);
 	f.r.begin = (struct pts_ck_begin){ .pid = want->pid,
 					   .reason = want->reason };
 	emit(&f, PTS_CK_BEGIN, sizeof(f.r.begin));
@@ -160,6 +165,12 @@ static void read_one(struct readings *rd, struct ingest *g,
 			.served = access_may_connect(img.status.uid),
 		};
 		emit(&f, PTS_CK_USER, sizeof(f.r.user));
+	}
+	if (moved) {
+		size_t len = strlen(cgroup);
+		f.r.cgroup = (struct pts_ck_cgroup){ .len = (uint32_t)len };
+		memcpy(f.r.cgroup.path, cgroup, len);
+		emit(&f, PTS_CK_CGROUP, sizeof(f.r.cgroup) + len);
 	}
 	if (!err) {
 		emit_names(&f, &img);

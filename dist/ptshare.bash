@@ -42,11 +42,11 @@ _ptshare_value()
 		mapfile -t COMPREPLY < <(compgen -P "$head" -W "$words" -- "${cur##*,}")
 		compopt -o nospace 2>/dev/null
 		;;
-	--faults)
+	--faults | --group-by)
 		# "[--faults off|table|all]" in the usage.
 		words=$("$ptshare" "$cmd" --help 2>/dev/null |
-			grep -oE -- '--faults [a-z|]+' | head -n1)
-		words=${words#--faults }
+			grep -oE -- "$opt [a-z|]+" | head -n1)
+		words=${words#"$opt "}
 		mapfile -t COMPREPLY < <(compgen -W "${words//|/ }" -- "$cur")
 		;;
 	--pid)

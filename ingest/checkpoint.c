@@ -163,6 +163,12 @@ uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
 		s->unserved = !r->served;
 		return 0;
 	}
+	case PTS_CK_CGROUP: {
+		const struct pts_ck_cgroup *r = (const struct pts_ck_cgroup *)h;
+		snprintf(s->last.proc.cgroup, sizeof(s->last.proc.cgroup), "%.*s",
+			 (int)r->len, r->path);
+		return 0;
+	}
 	case PTS_CK_BEGIN:
 		ingest_reading_done(s);
 		*ck = (struct ck_accum){ .open = true, .vma = ck->vma,

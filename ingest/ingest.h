@@ -144,6 +144,9 @@ struct ingest_reading {
 	int32_t pid;
 	uint32_t reason; /* enum pts_ck_reason */
 	uint32_t uid;    /* the process's as the ingest knows it */
+	/* its cgroup as the ingest knows it ("": none yet), until the
+	 * reading's first record */
+	const char *cgroup;
 };
 /* Every process's /proc is owed now: on the daemon's timer, and at the
  * end of a run. */
@@ -203,6 +206,16 @@ int ingest_replay(struct ingest *g, int32_t pid, uint32_t conn,
  * ended): the report says why, what it misses, and whether the trace
  * ended inside a record (torn). */
 void ingest_cut_short(struct ingest *g, const char *why, bool torn);
+
+/* How far the run is, into the watcher's page (wire.h): the processes
+ * modelled, the records received and today's table pages, now. */
+void ingest_progress(const struct ingest *g, struct pts_heartbeat *hb);
+
+/* The reports' processes grouped by by (--group-by), and with flames the
+ * flame graphs' stacks (--flamegraph: each peak then walks every world's
+ * tables once more); before any record. */
+void ingest_report_options(struct ingest *g, enum report_group_by by,
+			   bool flames);
 
 /* The report: the processes at the peak of today's tables, and every
  * process seen at its last checkpoint.  Owned by the ingest, valid until

@@ -139,6 +139,8 @@ struct ingest {
 	uint64_t peak_tables;
 	bool peak_due;           /* a reading ended: take the peak after it */
 	uint64_t since_peak;     /* records applied since it was taken */
+	enum report_group_by group_by; /* the reports' groups */
+	bool flames;             /* the reports keep flame graphs' stacks */
 	bool peak_symbolized;    /* its call sites named, once per peak */
 	struct report_series series; /* a point after each round of readings */
 	bool series_due;         /* a reading ended: a point after its round */

@@ -121,7 +121,8 @@ static int current_input(struct ingest *g, struct report_input *in,
 			return -ENOMEM;
 		}
 	*in = (struct report_input){
-		.command = command, .ws = g->ws, .procs = g->procs, .nprocs = n,
+		.command = command, .group_by = g->group_by, .flames = g->flames,
+		.ws = g->ws, .procs = g->procs, .nprocs = n,
 		.objects = g->objects, .nobjects = g->nobjects,
 		.min_mapping = MM_SPAN(PT_PTE),
 		.site_of = site_of_mapping, .site_ctx = g,
@@ -234,6 +235,24 @@ static const struct report *report_of_peak(struct ingest *g)
 		g->peak_symbolized = true;
 	}
 	return &g->peak;
+}
+
+void ingest_progress(const struct ingest *g, struct pts_heartbeat *hb)
+{
+	uint64_t t[PT_NR_LEVELS], n = 0;
+	mm_world_tables(g->ws->w[0], t);
+	for (size_t i = 0; i < g->nsess; i++)
+		n += g->sess[i]->in_model;
+	__atomic_store_n(&hb->processes, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&hb->records, g->stream.records, __ATOMIC_RELAXED);
+	__atomic_store_n(&hb->tables, report_sum3(t), __ATOMIC_RELAXED);
+}
+
+void ingest_report_options(struct ingest *g, enum report_group_by by,
+			   bool flames)
+{
+	g->group_by = by;
+	g->flames = flames;
 }
 
 const struct report *ingest_report(struct ingest *g)

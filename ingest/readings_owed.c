@@ -80,7 +80,8 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 			g->next_owed++;
 			continue;
 		}
-		*out = (struct ingest_reading){ s->pid, o->reason, s->uid };
+		*out = (struct ingest_reading){ s->pid, o->reason, s->uid,
+						s->last.proc.cgroup };
 		if (o->kind == OWED_ALL_ADOPT) {
 			o->kind = OWED_ALL; /* the same entry again, after */
 			if (s->hello_seq && !s->in_model) {

@@ -27,6 +27,7 @@ static size_t body_size(uint16_t type)
 	case PTS_CK_FS: return sizeof(struct pts_ck_fs);
 	case PTS_CK_USER: return sizeof(struct pts_ck_user);
 	case PTS_CK_BUILD_ID: return sizeof(struct pts_ck_build_id);
+	case PTS_CK_CGROUP: return sizeof(struct pts_ck_cgroup);
 	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
 	case PTS_FAULT: return sizeof(struct pts_fault);
 	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
@@ -76,6 +77,11 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 	case PTS_CK_RUNS:
 		want = body + (size_t)((const struct pts_ck_runs *)r)->n *
 				      sizeof(struct pts_ck_run);
+		break;
+	case PTS_CK_CGROUP:
+		if (((const struct pts_ck_cgroup *)r)->len > PTS_CGROUP_MAX)
+			return "a cgroup path too long";
+		want = body + ((const struct pts_ck_cgroup *)r)->len;
 		break;
 	case PTS_CK_NAME:
 		want = body + ((const struct pts_ck_name *)r)->len;

@@ -529,8 +529,9 @@ int report_set_finals(struct report *r, const struct report_final *finals,
 int report_build(struct report *r, const struct report_input *in)
 {
 	*r = (struct report){ 0 };
+	r->group_by = in->group_by;
 	if (fill_header(r, in) || fill_rows(r, in) || fill_mappings(r, in) ||
-	    report_flames_build(r, in)) {
+	    (in->flames && report_flames_build(r, in)) || report_group(r)) {
 		report_free(r);
 		return -ENOMEM;
 	}
@@ -553,5 +554,6 @@ void report_free(struct report *r)
 	for (size_t i = 0; i < r->nbuild_ids; i++)
 		free(r->build_ids[i].object);
 	free(r->build_ids);
+	free(r->groups);
 	*r = (struct report){ 0 };
 }

@@ -17,6 +17,7 @@
 #define REPORT_NAME_MAX 64
 #define REPORT_OWN_UFFD_MAX 4 /* a process's own registrations listed */
 #define REPORT_WHY_MAX 96     /* a refusal's reason */
+#define REPORT_CGROUP_MAX 256 /* a cgroup's path, and a group's key */
 
 /* What the kernel says of a process, next to the model. */
 struct report_proc {
@@ -24,6 +25,7 @@ struct report_proc {
 	char name[REPORT_NAME_MAX];
 	int64_t vmpte_kb; /* -1: unknown */
 	bool stable;      /* VmPTE did not change while the process was read */
+	char cgroup[REPORT_CGROUP_MAX]; /* its cgroup v2 path; "": unknown */
 };
 
 /* A process that could not be read or modelled, and why. */
@@ -164,9 +166,27 @@ int report_series_add(struct report_series *s, const struct report_point *pt);
 /* The point with the most of today's tables (the first of equals). */
 size_t report_series_peak(const struct report_series *s);
 void report_series_free(struct report_series *s);
+/* What --group-by gathers processes by (cli_options.h CLI_GROUP_BY_NAMES,
+ * in this order). */
+enum report_group_by {
+	REPORT_GROUP_NONE, REPORT_GROUP_PROCESS, REPORT_GROUP_COMMAND,
+	REPORT_GROUP_USER, REPORT_GROUP_CGROUP, REPORT_GROUP_NR,
+};
+
+/* The processes of one group, summed: their tables today and their share
+ * (pss) of the tables under each policy, whose sum over the groups is the
+ * policy's total. */
+struct report_group {
+	char key[REPORT_CGROUP_MAX]; /* pid, command, user or cgroup path */
+	size_t nprocs, exact;        /* exact: model == VmPTE */
+	uint64_t kernel_kb;          /* VmPTE, of the processes with one */
+	uint64_t model_kb;           /* today's tables, modelled */
+	double pss[MM_WORLDS_MAX];   /* bytes */
+};
 
 struct report_input {
 	const char *command;
+	enum report_group_by group_by; /* REPORT_GROUP_NONE: no groups */
 	struct mm_worlds *ws;
 	const struct report_proc *procs; /* one per process in the worlds */
 	size_t nprocs;
@@ -175,6 +195,7 @@ struct report_input {
 	const struct report_skip *skips;
 	size_t nskips;
 	uint64_t min_mapping; /* list mappings at least this big */
+	bool flames;          /* keep the flame graphs' stacks (--flamegraph) */
 	const struct report_final *finals; /* ptshare run: every process seen */
 	size_t nfinals;
 	const struct report_stream *stream; /* ptshare run, else NULL */
@@ -288,6 +309,9 @@ struct report {
 	size_t nflames;
 	struct report_build_id *build_ids; /* ingest_check_build_ids */
 	size_t nbuild_ids, cap_build_ids;
+	enum report_group_by group_by;
+	struct report_group *groups; /* by today's tables, largest first */
+	size_t ngroups;
 };
 
 int report_build(struct report *r, const struct report_input *in);
@@ -306,6 +330,10 @@ void report_flamegraph(FILE *f, const struct report *r, size_t k);
 /* The file of policy k's flame graph: path for 0, path.LABEL for k. */
 const char *report_flamegraph_path(const struct report *r, size_t k,
 				   const char *path, char *buf, size_t len);
+/* r->groups of r->rows by r->group_by (report_group.c): 0, or -ENOMEM. */
+int report_group(struct report *r);
+/* "process", "command", "user", "cgroup"; NULL for REPORT_GROUP_NONE. */
+const char *report_group_by_name(enum report_group_by by);
 
 /* The run's details (report_run.c; stream.run): the JSON's "run" (null
  * without them), and the text's lines, none without them. */

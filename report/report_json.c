@@ -233,9 +233,39 @@ static void process(struct json *j, const struct report *r,
 	else
 		json_null(j);
 	json_member_bool(j, "stable", row->proc->stable);
+	member_string_or_null(j, "cgroup", *row->proc->cgroup ? row->proc->cgroup
+							     : NULL);
 	report_json_by_policy(j, "policies", r, process_policy, row);
 	regions(j, r, row);
 	json_end_object(j);
+}
+
+/* The group arg under policy k: its share, and what that saves. */
+static void group_policy(struct json *j, size_t k, const void *arg)
+{
+	const struct report_group *g = arg;
+	json_member_double(j, "pss_bytes", g->pss[k]);
+	json_member_double(j, "saved_bytes", (double)g->model_kb * 1024 - g->pss[k]);
+}
+
+/* --group-by: "group_by" (null without) and the groups. */
+static void groups(struct json *j, const struct report *r)
+{
+	member_string_or_null(j, "group_by", report_group_by_name(r->group_by));
+	json_key(j, "groups");
+	json_array(j);
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct report_group *g = &r->groups[i];
+		json_object(j);
+		json_member_string(j, "group", g->key);
+		json_member_u64(j, "processes", g->nprocs);
+		json_member_u64(j, "exact_processes", g->exact);
+		json_member_u64(j, "kernel_vmpte_kb", g->kernel_kb);
+		json_member_u64(j, "model_kb", g->model_kb);
+		report_json_by_policy(j, "policies", r, group_policy, g);
+		json_end_object(j);
+	}
+	json_end_array(j);
 }
 
 /* The mapping arg under policy k. */
@@ -417,6 +447,7 @@ void report_json_value(struct json *j, const struct report *r)
 	for (size_t i = 0; i < r->nrows; i++)
 		process(j, r, &r->rows[i]);
 	json_end_array(j);
+	groups(j, r);
 	json_member_u64(j, "min_mapping_bytes", r->min_mapping);
 	json_key(j, "mappings");
 	json_array(j);

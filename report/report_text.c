@@ -171,6 +171,37 @@ static void processes(FILE *f, const struct report *r, size_t top)
 	free(order);
 }
 
+/* --group-by: each group's processes summed, as the processes' rows. */
+static void groups(FILE *f, const struct report *r, size_t top)
+{
+	if (!r->ngroups)
+		return;
+	size_t n = top && top < r->ngroups ? top : r->ngroups;
+	fprintf(f, "\ngroups by %s (%zu, by today's tables; kB)\n",
+		report_group_by_name(r->group_by), r->ngroups);
+	fprintf(f, "%-30s %5s %7s %7s %5s", "group", "procs", "VmPTE", "model",
+		"diff");
+	for (size_t k = 1; k < r->npol; k++)
+		fprintf(f, " | %-15.15s", r->pol[k].label);
+	fputc('\n', f);
+	fprintf(f, "%58s", "");
+	for (size_t k = 1; k < r->npol; k++)
+		fprintf(f, " | %7s %7s", "pss", "saved");
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		const struct report_group *g = &r->groups[i];
+		fprintf(f, "%-30.30s %5zu %7" PRIu64 " %7" PRIu64 " %+5" PRId64,
+			g->key, g->nprocs, g->kernel_kb, g->model_kb,
+			(int64_t)g->model_kb - (int64_t)g->kernel_kb);
+		for (size_t k = 1; k < r->npol; k++)
+			fprintf(f, " | %7.0f %7.0f", g->pss[k] / 1024,
+				(double)g->model_kb - g->pss[k] / 1024);
+		fputc('\n', f);
+	}
+	if (n < r->ngroups)
+		fprintf(f, "... %zu more (--top 0 shows all)\n", r->ngroups - n);
+}
+
 static void mappings(FILE *f, const struct report *r, size_t top)
 {
 	char a[16], site[512];
@@ -466,6 +497,7 @@ void report_text(FILE *f, const struct report *r, const char *command,
 	report_series_text(f, r);
 	mshare_cover(f, r);
 	finals(f, r);
+	groups(f, r, top);
 	processes(f, r, top);
 	mappings(f, r, top);
 	stream(f, r, verbose);

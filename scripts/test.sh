@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # man-db: test_man; dpkg-dev and file: cpack -G DEB (test_package);
 # systemd: systemd-analyze (test_systemd); prometheus: promtool check
 # metrics (snapshot_workload).
-PTSHARE_EXTRA_PACKAGES="postgresql acl clang libclang-rt-14-dev chromium apache2 man-db dpkg-dev file systemd prometheus python3-jsonschema debuginfod"
+PTSHARE_EXTRA_PACKAGES="postgresql acl clang libclang-rt-14-dev chromium apache2 man-db dpkg-dev file systemd prometheus python3-jsonschema debuginfod tmux curl jq"
 . scripts/deps.sh
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-release -j"$(nproc)" >/dev/null

@@ -22,7 +22,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare aslr [--policy LIST] [--json FILE] [--interval S]\n"
-	      "                    [--faults off|table|all] [--daemon-timeout S]\n"
+	      "                    [--faults off|table|all] [--daemon-timeout S] [--quiet]\n"
 	      "                    [--top N] [--report-socket PATH] [-o FILE]\n"
 	      "                    [--] CMD [ARGS...]\n"
 	      "\n"
@@ -46,6 +46,7 @@ static void usage(FILE *f)
 	      "  --daemon-timeout S  end a run's ptshared once it has been stopped\n"
 	      "                  or hung this long (default 1; 0: never): that run\n"
 	      "                  then has no report\n"
+	      "  --quiet         no progress line on stderr while each run runs\n"
 	      "  --top N         changed mappings to list (default 20, 0: all)\n"
 	      "  --report-socket PATH  where `ptshare report` asks each run for its\n"
 	      "                  report while it runs, as for ptshare run\n"

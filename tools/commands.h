@@ -14,6 +14,7 @@ int cmd_run(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_aslr(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* A reader gone from a report's pipe (`ptshare run ... 2>&1 | head`) is a
  * write error, not ptshare's death by SIGPIPE, which would leave a run's
@@ -33,7 +34,6 @@ int write_reports(const struct report *r, const char *command, const char *text,
 		  const struct cli_values *v);
 /* The same without the text (and the flame graphs, --flamegraph: FILE and
  * FILE.LABEL): 0, or 1 with the reason printed. */
-int write_report_files(const struct report *r, const char *json,
-		       const char *html, const char *flamegraph);
+int write_report_files(const struct report *r, const struct cli_values *v);
 
 #endif

@@ -80,14 +80,15 @@ static int write_flamegraphs(const struct report *r, const char *path)
 	return bad;
 }
 
-int write_report_files(const struct report *r, const char *json,
-		       const char *html, const char *flamegraph)
+int write_report_files(const struct report *r, const struct cli_values *v)
 {
 	static const struct report_form as_json = { .kind = FORM_JSON };
 	static const struct report_form as_html = { .kind = FORM_HTML };
-	int bad = json ? write_file(json, r, &as_json) : 0;
-	bad |= html ? write_file(html, r, &as_html) : 0;
-	return bad | write_flamegraphs(r, flamegraph);
+	static const struct report_form as_openmetrics = { .kind = FORM_OPENMETRICS };
+	int bad = v->json ? write_file(v->json, r, &as_json) : 0;
+	bad |= v->html ? write_file(v->html, r, &as_html) : 0;
+	bad |= v->openmetrics ? write_file(v->openmetrics, r, &as_openmetrics) : 0;
+	return bad | write_flamegraphs(r, v->flamegraph);
 }
 
 static bool is_stdout(const char *path)
@@ -98,7 +99,6 @@ static bool is_stdout(const char *path)
 int write_reports(const struct report *r, const char *command, const char *text,
 		  const struct cli_values *v)
 {
-	static const struct report_form as_openmetrics = { .kind = FORM_OPENMETRICS };
 	int bad = 0;
 	struct report_form as_text = { FORM_TEXT, command, (size_t)v->top_n,
 				       v->verbose };
@@ -107,7 +107,5 @@ int write_reports(const struct report *r, const char *command, const char *text,
 	else if (!is_stdout(v->json) && !is_stdout(v->html) &&
 		 !is_stdout(v->openmetrics))
 		report_text(stdout, r, command, as_text.top, v->verbose);
-	bad |= write_report_files(r, v->json, v->html, v->flamegraph);
-	return v->openmetrics ? bad | write_file(v->openmetrics, r, &as_openmetrics)
-			      : bad;
+	return bad | write_report_files(r, v);
 }

@@ -15,6 +15,8 @@ static const struct command {
 } commands[] = {
 	{ "snapshot", cmd_snapshot,
 	  "estimate sharing for running processes, from /proc alone" },
+	{ "top", cmd_top,
+	  "watch the processes with the most page-table memory, live" },
 	{ "run", cmd_run, "trace a program from start to end, and report" },
 	{ "replay", cmd_replay, "rebuild a report from a trace of ptshare run" },
 	{ "report", cmd_report, "the report of a ptshare run still running, now" },

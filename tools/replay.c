@@ -17,6 +17,7 @@ static void usage(FILE *f)
 	fputs("usage: ptshare replay FILE [--policy LIST] [--json FILE] [--html FILE]\n"
 	      "                      [--openmetrics FILE] [--flamegraph FILE] [--top N]\n"
 	      "                      [-o FILE] [--verbose]\n"
+	      "                      [--group-by process|command|user|cgroup]\n"
 	      "\n"
 	      "Rebuilds the report of a `ptshare run` from the trace it kept\n"
 	      "(ptshare.CMD.PID.trace.zst, or --record FILE) offline: every\n"
@@ -37,7 +38,10 @@ static void usage(FILE *f)
 	      "                  speedscope): FILE, the call stacks by today's PTE\n"
 	      "                  tables; FILE.POLICY, by the tables each policy\n"
 	      "                  saves (0600)\n"
-	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "  --group-by G    also total the processes by process, command,\n"
+	      "                  user or cgroup (as the run's readings found them)\n"
+	      "  --top N         processes, groups and mappings to list (default 20,\n"
+	      "                  0: all)\n"
 	      "  -o FILE         write the text report to FILE (0600; %p: ptshare's\n"
 	      "                  pid), not stdout\n"
 	      "  --verbose       also say why the model refused each process's\n"
@@ -75,7 +79,7 @@ int cmd_replay(int argc, char **argv)
 	struct cli_parser p;
 	cli_parser_init(&p, "ptshare replay", usage, CLI_POLICY | CLI_JSON |
 			CLI_HTML | CLI_OPENMETRICS | CLI_FLAMEGRAPH | CLI_TOP |
-			CLI_VERBOSE, NULL,
+			CLI_VERBOSE | CLI_GROUP_BY, NULL,
 			"o:");
 	const char *text = NULL;
 	while (cli_next(&p, argc, argv) != -1)
@@ -102,6 +106,7 @@ int cmd_replay(int argc, char **argv)
 		mm_worlds_free(&ws);
 		return 1;
 	}
+	ingest_report_options(g, p.v.group_by_n, p.v.flamegraph);
 	struct trace_error te;
 	int r = ingest_trace_replay(f, g, false, &te);
 	if (r)

@@ -11,9 +11,12 @@
 static void usage(FILE *f)
 {
 	fputs("usage: ptshare run [--policy LIST] [--json FILE] [--html FILE]\n"
-	      "                   [--flamegraph FILE] [--interval S] [--faults off|table|all]\n"
+	      "                   [--openmetrics FILE] [--flamegraph FILE]\n"
+	      "                   [--interval S] [--faults off|table|all]\n"
 	      "                   [--record FILE | --no-record] [--daemon-timeout S]\n"
+	      "                   [--quiet]\n"
 	      "                   [--top N] [--verbose] [--report-socket PATH]\n"
+	      "                   [--group-by process|command|user|cgroup]\n"
 	      "                   [-o FILE] [--] CMD [ARGS...]\n"
 	      "\n"
 	      "Runs CMD with libptshare.so preloaded, so that every process it starts\n"
@@ -36,6 +39,8 @@ static void usage(FILE *f)
 	      "                  speedscope): FILE, the call stacks by today's PTE\n"
 	      "                  tables; FILE.POLICY, by the tables each policy\n"
 	      "                  saves (0600)\n"
+	      "  --openmetrics FILE  also write the totals as OpenMetrics, for\n"
+	      "                  Prometheus (FILE replaced whole, 0644)\n"
 	      "  --interval S    read every process's /proc every S seconds\n"
 	      "                  (default 1; 0: only at start, fork, exec and exit)\n"
 	      "  --faults MODE   page faults seen on userfaultfds (docs/faults.md):\n"
@@ -47,11 +52,17 @@ static void usage(FILE *f)
 	      "                  when its name ends in .zst, else plain (default:\n"
 	      "                  ptshare.CMD.PID.trace.zst here, PID ptshare's)\n"
 	      "  --no-record     keep no trace\n"
+	      "  --quiet         no progress line: while CMD runs, and stderr is a\n"
+	      "                  terminal, a line there says the processes, records\n"
+	      "                  and page tables now (erased before the report)\n"
 	      "  --daemon-timeout S  end ptshared once it has been stopped or hung\n"
 	      "                  this long, so that the program does not wait for\n"
 	      "                  it (default 1; 0: never); the report, rebuilt from\n"
 	      "                  its trace, then says it ends there\n"
-	      "  --top N         processes and mappings to list (default 20, 0: all)\n"
+	      "  --group-by G    also total the processes by process, command, user\n"
+	      "                  or cgroup (a container, a systemd service)\n"
+	      "  --top N         processes, groups and mappings to list (default 20,\n"
+	      "                  0: all)\n"
 	      "  --verbose       also say why the model refused each process's\n"
 	      "                  records (the last reason)\n"
 	      "  --report-socket PATH  where `ptshare report --socket PATH` asks for\n"
@@ -75,7 +86,8 @@ int cmd_run(int argc, char **argv)
 	struct run_setup setup;
 	struct run_result result;
 	int r = run_options_parse(&o, "ptshare run", usage,
-				  CLI_VERBOSE | CLI_FLAMEGRAPH, argc, argv);
+				  CLI_VERBOSE | CLI_FLAMEGRAPH | CLI_GROUP_BY |
+				  CLI_OPENMETRICS, argc, argv);
 	if (r >= 0)
 		return r;
 	if ((r = run_setup(&setup, &o)) >= 0)

@@ -37,6 +37,7 @@ struct run_options {
 	char **cmd;
 	enum run_layout layout;
 	bool no_record; /* --no-record: no trace kept (run_keep.c) */
+	bool quiet;     /* --quiet: no progress line */
 };
 
 /* run_options.c */
@@ -88,13 +89,14 @@ void run_result_free(struct run_result *r);
 
 /* run_report.c */
 
-/* The report of the run recorded in trace, under the run's policies, into
+/* The report of the run recorded in trace, under the run's policies and
+ * groups (v), into
  * r->report (NULL, with the reason printed, when there is none).  cut:
  * why the records end before the run did (the daemon was ended), which
  * the report says, or NULL: the trace must then be whole; the program's
  * wait status is then status, which the daemon could not record. */
 void run_report_rebuild(const char *who, const char *trace,
-			const char *policies, const char *cut, int status,
+			const struct cli_values *v, const char *cut, int status,
 			struct run_result *r);
 /* r written where o says `ptshare run` writes its report (-o or stderr,
  * --json, --html): 0, or 1 with the reason printed. */
@@ -163,7 +165,7 @@ const char *wait_status_text(int status, char *buf, size_t cap);
 /* run_watch.c: the daemon watched while the program runs. */
 
 struct watch {
-	struct pts_heartbeat *hb; /* the daemon's turns; NULL: not watched */
+	struct pts_heartbeat *hb; /* the daemon's turns and progress */
 	int fd;              /* its memory file, until the daemon has it */
 	pid_t pid;
 	clockid_t cpu;       /* the daemon's CPU clock */
@@ -176,8 +178,9 @@ struct watch {
 	unsigned still;      /* checks since its loop last turned */
 };
 
-/* A watch with the bound in seconds (0: none): the page to pass the daemon
- * is w->fd (close-on-exec).  0, or -1 with the reason printed. */
+/* A watch with the bound in seconds (0: none, the page kept for the
+ * progress line): the page to pass the daemon is w->fd (close-on-exec).
+ * 0, or -1 with the reason printed. */
 int watch_init(struct watch *w, const char *who, unsigned bound_s);
 /* The daemon has started: watched from now. */
 void watch_start(struct watch *w, pid_t daemon);
@@ -187,6 +190,25 @@ int watch_wait_ms(const struct watch *w);
  * in why. */
 bool watch_stalled(struct watch *w, char *why, size_t cap);
 void watch_free(struct watch *w);
+
+/* run_progress.c: the line on stderr that says how far the run is. */
+
+struct progress {
+	const struct pts_heartbeat *hb; /* NULL: no line */
+	const char *who;
+	int64_t start_ms, next_ms;
+	bool shown;          /* a line is on the terminal */
+};
+
+/* A line from hb's figures, when stderr is a terminal and on. */
+void progress_init(struct progress *p, const char *who,
+		   const struct pts_heartbeat *hb, bool on);
+/* Until the line is due again, for poll(): -1 when there is none. */
+int progress_wait_ms(const struct progress *p);
+/* The line redrawn, when it is due (about once a second). */
+void progress_tick(struct progress *p);
+/* The line erased, and no more of it. */
+void progress_end(struct progress *p);
 
 /* run_children.c */
 

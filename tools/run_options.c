@@ -29,6 +29,7 @@ int run_options_parse(struct run_options *o, const char *name,
 		{ "daemon-timeout", required_argument, NULL, 'T' },
 		{ "report-socket", required_argument, NULL, 'S' },
 		{ "no-record", no_argument, NULL, 'N' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ 0 },
 	};
 	struct cli_parser p;
@@ -46,6 +47,8 @@ int run_options_parse(struct run_options *o, const char *name,
 				return CLI_USAGE_STATUS;
 		} else if (c == 'N') {
 			o->no_record = true;
+		} else if (c == 'q') {
+			o->quiet = true;
 		} else if (c == 'S') {
 			if (strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 				return cli_usage_error(&p, "--report-socket is too long "
@@ -65,6 +68,7 @@ int run_options_parse(struct run_options *o, const char *name,
 	 * writes, and no reader could take it apart. */
 	const char *mixed = is_stdout(o->v.json) ? o->v.json
 			    : is_stdout(o->v.html) ? o->v.html
+			    : is_stdout(o->v.openmetrics) ? o->v.openmetrics
 			    : is_stdout(o->output) ? o->output
 			    : is_stdout(o->v.record) ? o->v.record : NULL;
 	if (mixed)

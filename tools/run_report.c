@@ -30,11 +30,11 @@ static void run_ended(struct ingest *g, const struct report *rep, int status)
 }
 
 void run_report_rebuild(const char *who, const char *trace,
-			const char *policies, const char *cut, int status,
+			const struct cli_values *v, const char *cut, int status,
 			struct run_result *r)
 {
 	char err[256];
-	if (mm_worlds_init(&r->ws, policies, err, sizeof(err))) {
+	if (mm_worlds_init(&r->ws, v->policies, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", who, err);
 		return;
 	}
@@ -47,6 +47,7 @@ void run_report_rebuild(const char *who, const char *trace,
 		mm_worlds_free(&r->ws);
 		return;
 	}
+	ingest_report_options(r->replay, v->group_by_n, v->flamegraph);
 	struct trace_error te;
 	int read = ingest_trace_replay(f, r->replay, cut != NULL, &te);
 	fclose(f);
@@ -80,6 +81,5 @@ int run_report_write(const struct run_options *o, const struct report *r)
 	if (err)
 		fprintf(stderr, "%s: writing %s: %s\n", o->name,
 			o->output ? o->output : "stderr", strerror(err));
-	return write_report_files(r, o->v.json, o->v.html, o->v.flamegraph) |
-	       (err != 0);
+	return write_report_files(r, &o->v) | (err != 0);
 }

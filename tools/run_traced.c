@@ -44,6 +44,7 @@ struct run_state {
 	int sigfd;          /* SIGCHLD and the signals forwarded */
 	sigset_t orig_mask; /* the program's */
 	struct watch watch;
+	struct progress progress; /* the line on stderr while it runs */
 	/* Why the daemon ended before it was told to ("" while it serves):
 	 * what the report rebuilt from its trace says. */
 	char ended_why[REPORT_CUT_WHY_MAX];
@@ -168,8 +169,10 @@ static void quote_command(char *const *cmd, char *out, size_t cap)
 	out[cap - 1] = '\0';
 }
 
-/* The daemon's command line; argv[4] is where the ready fd's number goes. */
+/* The daemon's command line; argv[4] is where the ready fd's number goes.
+ * Its words: 8, and two per option passed on (16 at most). */
 #define READY_ARG 4
+#define DAEMON_ARGV_MAX (8 + 2 * 16 + 1)
 static void daemon_args(char **argv, const char *daemon_path, const char *socket,
 			const char *report, const char *heartbeat_fd,
 			const char *command_line, const struct run_options *o)
@@ -177,11 +180,14 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 	const char *const pairs[][2] = {
 		{ "--policy", o->v.policies }, { "--json", o->v.json },
 		{ "--html", o->v.html }, { "--flamegraph", o->v.flamegraph },
+		{ "--openmetrics", o->v.openmetrics },
 		{ "--interval", o->v.interval }, { "--record", o->v.record },
 		{ "--top", o->v.top }, { "--text", o->output },
 		{ "--faults", o->v.faults }, { "--heartbeat-fd", heartbeat_fd },
-		{ "--command-line", command_line },
+		{ "--command-line", command_line }, { "--group-by", o->v.group_by },
 	};
+	_Static_assert(8 + 2 * sizeof(pairs) / sizeof(pairs[0]) < DAEMON_ARGV_MAX,
+		       "the daemon's argv holds every option");
 	size_t n = 0;
 	argv[n++] = (char *)daemon_path;
 	argv[n++] = "--socket";
@@ -343,10 +349,16 @@ static void wait_all(struct run_state *s)
 		struct signalfd_siginfo si;
 		char why[160];
 		bool serving = !s->ended_why[0];
-		if (serving && watch_stalled(&s->watch, why, sizeof(why)))
+		if (serving && watch_stalled(&s->watch, why, sizeof(why))) {
+			progress_end(&s->progress);
 			end_daemon(s, why);
+		}
+		progress_tick(&s->progress);
 		struct pollfd p = { .fd = s->sigfd, .events = POLLIN };
-		if (poll(&p, 1, serving ? watch_wait_ms(&s->watch) : -1) <= 0)
+		int wait = serving ? watch_wait_ms(&s->watch) : -1;
+		int line = progress_wait_ms(&s->progress);
+		if (poll(&p, 1, line >= 0 && (wait < 0 || line < wait) ? line
+								     : wait) <= 0)
 			continue;
 		ssize_t n = read(s->sigfd, &si, sizeof(si));
 		if (n < 0 && errno != EINTR) {
@@ -384,13 +396,14 @@ static int traced(struct run_state *s, const struct run_setup *su,
 		passed.v.json = NULL;
 		passed.v.html = NULL;
 		passed.v.flamegraph = NULL;
+		passed.v.openmetrics = NULL;
 		passed.output = "/dev/null";
 	}
 	if (watch_init(&s->watch, o->name, o->daemon_timeout_s))
 		return 1;
 	snprintf(heartbeat_fd, sizeof(heartbeat_fd), "%d", s->watch.fd);
 	quote_command(o->cmd, command_line, sizeof(command_line));
-	char *dargv[32];
+	char *dargv[DAEMON_ARGV_MAX];
 	daemon_args(dargv, su->daemon, socket, report,
 		    s->watch.fd >= 0 ? heartbeat_fd : NULL, command_line, &passed);
 	int status = daemon_start(&s->d, o->name, dargv, READY_ARG, s->watch.fd);
@@ -414,7 +427,9 @@ static int traced(struct run_state *s, const struct run_setup *su,
 		return 1;
 	}
 	s->program_running = true;
+	progress_init(&s->progress, o->name, s->watch.hb, !o->quiet);
 	wait_all(s);
+	progress_end(&s->progress);
 	r->ran = true;
 	/* Ended early: the watch's SIGKILL may not have been reaped yet. */
 	if (s->ended_why[0])
@@ -424,7 +439,7 @@ static int traced(struct run_state *s, const struct run_setup *su,
 	const char *cut = daemon_left_no_report(s) ? s->ended_why : NULL;
 	/* `ptshare aslr` compares whole runs only. */
 	if (want_report ? clean : cut != NULL)
-		run_report_rebuild(o->name, passed.v.record, o->v.policies, cut,
+		run_report_rebuild(o->name, passed.v.record, &o->v, cut,
 				   s->status, r);
 	if (!want_report && r->report)
 		run_report_write(o, r->report);

@@ -42,8 +42,7 @@
 int watch_init(struct watch *w, const char *who, unsigned bound_s)
 {
 	*w = (struct watch){ .fd = -1, .bound = bound_s * 1000 / CHECK_MS };
-	if (!bound_s)
-		return 0;
+	/* Unwatched (bound 0), the page still says how far the run is. */
 	w->fd = memfd_create("ptshared-heartbeat", MFD_CLOEXEC);
 	void *p = MAP_FAILED;
 	if (w->fd >= 0 && !ftruncate(w->fd, PTS_HEARTBEAT_SIZE))
@@ -101,7 +100,7 @@ void watch_start(struct watch *w, pid_t daemon)
 
 int watch_wait_ms(const struct watch *w)
 {
-	if (!w->hb)
+	if (!w->hb || !w->bound)
 		return -1;
 	int64_t left = w->next_ms - now_ms();
 	return left > 0 ? (int)left : 0;
@@ -143,7 +142,7 @@ static const char *state_text(char c, bool is_frozen)
 bool watch_stalled(struct watch *w, char *why, size_t cap)
 {
 	int64_t now = now_ms();
-	if (!w->hb || now < w->next_ms)
+	if (!w->hb || !w->bound || now < w->next_ms)
 		return false;
 	w->next_ms = now + CHECK_MS;
 	uint64_t beats = __atomic_load_n(&w->hb->beats, __ATOMIC_RELAXED);

@@ -57,6 +57,13 @@ int procfs_status_parse(const char *text, size_t len,
 /* VmPTE alone; -ENODATA when the process has no address space. */
 int procfs_vmpte_kb(int pid, uint64_t *kb);
 
+/* The cgroup v2 path of pid ("/system.slice/nginx.service": a container
+ * or a systemd service is its cgroup), from /proc/PID/cgroup's "0::" line,
+ * into path (cap bytes); -ENODATA on a system without cgroup v2,
+ * -ENAMETOOLONG when it does not fit. */
+int procfs_cgroup_read(int pid, char *path, size_t cap);
+int procfs_cgroup_parse(const char *text, size_t len, char *path, size_t cap);
+
 /* The kernel's VMAs of pid that meet [start, end) (end > start), as one
  * range: *lo the first one's start, *hi the last one's end (start, end
  * where no VMA covers them).  PROCMAP_QUERY: -ENOTTY before Linux 6.11. */

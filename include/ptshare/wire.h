@@ -47,7 +47,8 @@ enum pts_rec_type {
 	PTS_CK_FS,      /* the kind of files on a device (tmpfs, hugetlbfs...) */
 	PTS_CK_USER,    /* the process runs as another user than it did */
 	PTS_CK_BUILD_ID, /* the GNU build id of an object PTS_CK_NAME named */
-	PTS_CK_LAST = PTS_CK_BUILD_ID,
+	PTS_CK_CGROUP,  /* the process is in another cgroup than it was */
+	PTS_CK_LAST = PTS_CK_CGROUP,
 	/* daemon-made, kept in traces: connections opening and closing */
 	PTS_CONN_OPEN = 112,
 	PTS_CONN_CLOSE,
@@ -353,6 +354,17 @@ struct pts_ck_build_id {
 	uint8_t id[];
 };
 
+/* Within a reading: the process's cgroup v2 path (/proc/PID/cgroup's
+ * "0::" line), when it is not the one it was known in (none, at its first
+ * reading): --group-by cgroup, in a run and its replay. */
+#define PTS_CGROUP_MAX 255
+struct pts_ck_cgroup {
+	struct pts_hdr h;
+	uint32_t len;         /* bytes of path (no NUL), <= PTS_CGROUP_MAX */
+	uint32_t reserved;
+	char path[];          /* size = sizeof + len */
+};
+
 struct pts_ck_end {
 	struct pts_hdr h;
 	int64_t vmpte_kb;     /* -1 when /proc could not be read */
@@ -424,12 +436,17 @@ struct pts_ring {
  * file of PTS_HEARTBEAT_SIZE bytes its watcher (`ptshare run`) made, whose
  * beats the daemon adds one to at every turn of its loop and after every
  * event it handled, and an idle loop turns at least every
- * PTS_HEARTBEAT_IDLE_MS. */
+ * PTS_HEARTBEAT_IDLE_MS; it also says how far the run is. */
 #define PTS_HEARTBEAT_SIZE 4096
 #define PTS_HEARTBEAT_IDLE_MS 100
 
 struct pts_heartbeat {
 	uint64_t beats;       /* atomic: written by the daemon alone */
+	/* The run so far, for the watcher's progress line: written (each
+	 * atomically, on its own) at every turn of the loop. */
+	uint64_t processes;   /* modelled now */
+	uint64_t records;     /* received from the shims */
+	uint64_t tables;      /* today's table pages now (the linux model) */
 };
 
 #endif

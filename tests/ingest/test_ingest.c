@@ -501,6 +501,54 @@ static void hostile(void **state)
 	assert_int_equal(r->stream.lost, 5);
 }
 
+/* A reading of pid whose PTS_CK_CGROUP says path (len bytes of it). */
+static int cgroup_reading(struct fixture *f, int32_t pid, const char *path,
+			  uint32_t len)
+{
+	struct pts_ck_begin b = { .h = { .type = PTS_CK_BEGIN, .size = sizeof(b) },
+				  .pid = pid, .reason = PTS_CK_TIMER };
+	union {
+		struct pts_ck_cgroup c;
+		uint8_t b[sizeof(struct pts_ck_cgroup) + 512];
+	} cg = { .c = { .h = { .type = PTS_CK_CGROUP,
+			       .size = (uint16_t)(sizeof(cg.c) + len) },
+			.len = len } };
+	memcpy(cg.c.path, path, strlen(path));
+	struct pts_ck_end e = { .h = { .type = PTS_CK_END, .size = sizeof(e) },
+				.vmpte_kb = 0, .stable = 1 };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &b, sizeof(b)), 0);
+	int r = ingest_replay(f->g, pid, 0, &cg, cg.c.h.size);
+	assert_int_equal(ingest_replay(f->g, pid, 0, &e, sizeof(e)), 0);
+	return r;
+}
+
+/* A reading's PTS_CK_CGROUP is the process's cgroup in the report (and
+ * its group with --group-by cgroup), until another says otherwise; one
+ * longer than PTS_CGROUP_MAX is refused as malformed. */
+static void cgroup_from_reading(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	ingest_report_options(f->g, REPORT_GROUP_CGROUP, false);
+	hello(f, 100, 0, &act);
+	assert_int_equal(cgroup_reading(f, 100, "/system.slice/a.service", 23), 0);
+	const struct report *r = ingest_report(f->g);
+	assert_string_equal(final_of_pid(r, 100)->proc.cgroup,
+			    "/system.slice/a.service");
+	assert_int_equal(r->ngroups, 1);
+	assert_string_equal(r->groups[0].key, "/system.slice/a.service");
+	assert_int_equal(cgroup_reading(f, 100, "/b", 2), 0);
+	r = ingest_report(f->g);
+	assert_string_equal(final_of_pid(r, 100)->proc.cgroup, "/b");
+	char longer[PTS_CGROUP_MAX + 2];
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	assert_int_equal(cgroup_reading(f, 100, longer, PTS_CGROUP_MAX + 1),
+			 -EPROTO);
+	assert_string_equal(final_of_pid(ingest_report(f->g), 100)->proc.cgroup,
+			    "/b");
+}
+
 /* A checkpoint maps what the shim did not see, unmaps what is gone and
  * changes a protection, keeping the tables of what agrees. */
 static void reconcile_from_proc(void **state)
@@ -716,6 +764,7 @@ int main(void)
 						setup_traced, teardown),
 		cmocka_unit_test_setup_teardown(listed_mappings_stay_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(cgroup_from_reading, setup, teardown),
 		cmocka_unit_test_setup_teardown(reconcile_from_proc, setup, teardown),
 		cmocka_unit_test_setup_teardown(record_after_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(mmap_after_checkpoint, setup, teardown),

@@ -46,7 +46,7 @@ for v in -V --version; do
 		fail "ptshared $v: $status: $(cat "$tmp/out" "$tmp/err")"
 done
 
-for cmd in snapshot run replay report aslr; do
+for cmd in snapshot top run replay report aslr; do
 	run "$ptshare" help "$cmd"
 	[ "$status" -eq 0 ] || fail "ptshare help $cmd: status $status"
 	"$ptshare" "$cmd" --help >"$tmp/help"
@@ -61,13 +61,13 @@ for h in help --help -h; do
 done
 
 name=ptshare
-want="ptshare: no command given (the commands: snapshot, run, replay, report, aslr)"
+want="ptshare: no command given (the commands: snapshot, top, run, replay, report, aslr)"
 usage_error "$ptshare"
-want="ptshare: unknown command 'runn' (the commands: snapshot, run, replay, report, aslr)"
+want="ptshare: unknown command 'runn' (the commands: snapshot, top, run, replay, report, aslr)"
 usage_error "$ptshare" runn
-want="ptshare: unknown option '--verbose' (the commands: snapshot, run, replay, report, aslr)"
+want="ptshare: unknown option '--verbose' (the commands: snapshot, top, run, replay, report, aslr)"
 usage_error "$ptshare" --verbose
-want="ptshare: no help for 'nothing' (the commands: snapshot, run, replay, report, aslr)"
+want="ptshare: no help for 'nothing' (the commands: snapshot, top, run, replay, report, aslr)"
 usage_error "$ptshare" help nothing
 
 name="ptshare run"

@@ -38,6 +38,7 @@ sort >"$tmp/want" <<'LIST'
 -rw-r--r-- ./usr/share/man/man1/ptshare-report.1.gz
 -rw-r--r-- ./usr/share/man/man1/ptshare-run.1.gz
 -rw-r--r-- ./usr/share/man/man1/ptshare-snapshot.1.gz
+-rw-r--r-- ./usr/share/man/man1/ptshare-top.1.gz
 -rw-r--r-- ./usr/share/man/man1/ptshare.1.gz
 -rw-r--r-- ./usr/share/man/man8/ptshared.8.gz
 -rwxr-xr-x ./usr/bin/ptshare

@@ -3,7 +3,9 @@
  * The outputs of `ptshare run` and ptshared, when they cannot be written:
  * a disk that fills up under --record is told as such (ENOSPC, not the
  * EIO of a close with nothing left to write).  Run as root (CI is): the
- * full disk is a small tmpfs mounted here.
+ * full disk is a small tmpfs mounted here.  And --openmetrics FILE: the
+ * daemon's totals for Prometheus, put in place whole (0644) at the end,
+ * per group with --group-by, the JSON report's figures.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -21,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "om_read.h"
 #include "run_util.h"
 
 /* The tmpfs of a test, mounted until its teardown. */
@@ -92,9 +96,69 @@ static void test_full_disk(void **state)
 	cmd_free(&c);
 }
 
+static int64_t om(const struct om_doc *m, const char *series)
+{
+	int64_t v;
+	if (!om_value(m, series, &v))
+		fail_msg("no %s", series);
+	return v;
+}
+
+/* ptshare run --openmetrics FILE --group-by command: FILE in place whole
+ * (0644 less the umask, no temporary file left), promtool takes it, and
+ * its figures are the JSON report's, under the command's group. */
+static void test_openmetrics(void **state)
+{
+	char dir[64], prom[PATH_MAX + 8], json[PATH_MAX + 8], err[256];
+	struct cmd c;
+	tmp_make(dir, sizeof(dir));
+	snprintf(prom, sizeof(prom), "%s", tmp_path(dir, "run.prom"));
+	snprintf(json, sizeof(json), "%s", tmp_path(dir, "run.json"));
+	const char *run[] = { PTSHARE_PATH, "run", "--no-record", "--json", json,
+			      "--openmetrics", prom, "--group-by", "command",
+			      "-o", "/dev/null", "--", RUN_SUBJECT_PATH, "exit",
+			      "0", NULL };
+	assert_int_equal(cmd_run(&c, run, NULL), 0);
+	assert_no_sanitizer_report(&c);
+	cmd_free(&c);
+	struct stat st;
+	assert_int_equal(stat(prom, &st), 0);
+	mode_t mask = umask(0);
+	umask(mask);
+	assert_int_equal(st.st_mode & 07777, 0644 & ~mask);
+	assert_int_equal(dir_entries(dir), 2);
+	const char *check[] = { "/bin/sh", "-c", "exec promtool check metrics "
+				"<\"$1\"", "sh", prom, NULL };
+	assert_int_equal(cmd_run(&c, check, NULL), 0);
+	cmd_free(&c);
+	struct om_doc m;
+	if (om_parse_file(prom, &m, err, sizeof(err)))
+		fail_msg("%s: %s", prom, err);
+	struct jr_value *doc = report_read(json);
+	const struct jr_value *g = jr_at(jr_get(doc, "groups"), 0);
+	assert_string_equal(jr_path_str(doc, "group_by"), "command");
+	assert_string_equal(jr_path_str(g, "group"), "run_subject");
+	assert_int_equal(om(&m, "ptshare_processes{group=\"run_subject\"}"),
+			 jr_path_i64(doc, "totals.processes", -1));
+	assert_int_equal(om(&m, "ptshare_kernel_page_table_bytes{group="
+			    "\"run_subject\"}"),
+			 jr_path_i64(g, "kernel_vmpte_kb", -1) * 1024);
+	assert_int_equal(om(&m, "ptshare_page_table_bytes{policy=\"linux\","
+			    "group=\"run_subject\"}"),
+			 llround(jr_path_double(g, "policies.linux.pss_bytes", -1)));
+	assert_int_equal(om(&m, "ptshare_page_table_bytes{policy=\"linux\","
+			    "group=\"run_subject\"}"),
+			 jr_path_i64(doc, "totals.policies.linux.bytes", -1));
+	om_free(&m);
+	jr_free(doc);
+	const char *files[] = { "run.prom", "run.json", NULL };
+	tmp_remove(dir, files);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test_setup_teardown(test_full_disk, run_tmpdir_setup, unmount_full),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
