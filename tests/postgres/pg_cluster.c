@@ -59,6 +59,7 @@ int pg_cluster_create(struct pg_cluster *c)
 int pg_cluster_start(struct pg_cluster *c, const char *const wrap[])
 {
 	char postgres[PATH_MAX], sockdir[PATH_MAX + 32], port[32], log[PATH_MAX];
+	char buffers[64];
 	if ((size_t)snprintf(postgres, sizeof(postgres), "%s/postgres",
 			     c->bindir) >= sizeof(postgres) ||
 	    (size_t)snprintf(sockdir, sizeof(sockdir), "unix_socket_directories=%s",
@@ -67,9 +68,11 @@ int pg_cluster_start(struct pg_cluster *c, const char *const wrap[])
 		return -1;
 	}
 	snprintf(port, sizeof(port), "port=%d", c->port);
+	snprintf(buffers, sizeof(buffers), "shared_buffers=%s",
+		 c->shared_buffers ? c->shared_buffers : "512MB");
 	const char *const server[] = {
 		postgres, "-D", c->data,
-		"-c", "shared_buffers=512MB",
+		"-c", buffers,
 		"-c", c->huge_pages ? "huge_pages=on" : "huge_pages=off",
 		"-c", "listen_addresses=", "-c", sockdir, "-c", port, NULL,
 	};

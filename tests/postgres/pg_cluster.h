@@ -28,6 +28,7 @@ struct pg_cluster {
 	int port;               /* names the socket DIR/.s.PGSQL.PORT */
 	bool uffd_allowed;      /* we let the user open /dev/userfaultfd */
 	bool huge_pages;        /* start with huge_pages=on, not off */
+	const char *shared_buffers; /* the server's ("2GB"); NULL: 512MB */
 	pid_t runner;           /* our child: postgres itself or its wrapper */
 	int runner_status;      /* its wait status once it ended */
 	bool running;
@@ -67,8 +68,9 @@ int pg_cluster_create(struct pg_cluster *c);
 const char *pg_cluster_reach(const struct pg_cluster *c, const char *path,
 			     char *out, size_t cap);
 /*
- * Starts the server with shared_buffers=512MB and huge_pages=off (on with
- * c->huge_pages: vm.nr_hugepages is the caller's), as the postgres user.  wrap: NULL, or a NULL-terminated argv put before
+ * Starts the server with c->shared_buffers (512MB when NULL) and
+ * huge_pages=off (on with c->huge_pages: vm.nr_hugepages is the caller's),
+ * as the postgres user.  wrap: NULL, or a NULL-terminated argv put before
  * `postgres -D DATA ...` (its last word is usually "--").  0 or -1.
  */
 int pg_cluster_start(struct pg_cluster *c, const char *const wrap[]);
@@ -117,10 +119,12 @@ int pg_run(const struct pg_cluster *c, struct pg_cmd *cmd,
 
 /* pgbench -i -s scale: 0 or -1. */
 int pg_pgbench_init(const struct pg_cluster *c, int scale);
-/* Starts `pgbench -S -c clients -T seconds` (one pgbench thread). */
+/* Starts `pgbench -S -c clients -T seconds` (one pgbench thread), with -C
+ * (a new connection for each transaction) when reconnect. */
 int pg_pgbench_select_start(const struct pg_cluster *c, struct pg_cmd *cmd,
-			    int clients, int seconds);
-/* Its figures, from its output: 0, or -1 when it printed none. */
+			    int clients, int seconds, bool reconnect);
+/* Its figures, from its output: 0, or -1 when it printed none.  connect_ms:
+ * the initial connection time, or with -C the average connection time. */
 int pg_pgbench_figures(const struct pg_cmd *cmd, double *tps,
 		       double *connect_ms);
 

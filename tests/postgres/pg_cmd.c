@@ -94,9 +94,10 @@ int pg_cluster_find(struct pg_cluster *c, char *why, size_t cap)
  * environment of our own (nothing of the caller's preloads). */
 static int become_user(const struct pg_cluster *c)
 {
-	/* The sanitizers' options: ptshare may be a sanitized build. */
+	/* The sanitizers' options: ptshare may be a sanitized build; the
+	 * shim's (bench/pgbench with PTSHARE_OPTIONS=ring=0, say). */
 	static const char *const keep[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS",
-					     "LSAN_OPTIONS" };
+					     "LSAN_OPTIONS", "PTSHARE_OPTIONS" };
 	enum { NKEEP = sizeof(keep) / sizeof(keep[0]) };
 	char *kept[NKEEP], path[PATH_MAX + 32], port[16];
 	for (size_t i = 0; i < NKEEP; i++) {

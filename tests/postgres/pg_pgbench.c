@@ -21,12 +21,13 @@ int pg_pgbench_init(const struct pg_cluster *c, int scale)
 }
 
 int pg_pgbench_select_start(const struct pg_cluster *c, struct pg_cmd *cmd,
-			    int clients, int seconds)
+			    int clients, int seconds, bool reconnect)
 {
 	char nc[16], t[16];
 	snprintf(nc, sizeof(nc), "%d", clients);
 	snprintf(t, sizeof(t), "%d", seconds);
-	const char *const argv[] = { "pgbench", "-S", "-c", nc, "-T", t, NULL };
+	const char *const argv[] = { "pgbench", "-S", "-c", nc, "-T", t,
+				     reconnect ? "-C" : NULL, NULL };
 	return pg_cmd_start(c, cmd, argv);
 }
 
@@ -40,7 +41,8 @@ static bool figure(const char *out, const char *key, double *v)
 int pg_pgbench_figures(const struct pg_cmd *cmd, double *tps, double *connect_ms)
 {
 	*connect_ms = 0;
-	figure(cmd->out, "initial connection time", connect_ms);
+	if (!figure(cmd->out, "initial connection time", connect_ms))
+		figure(cmd->out, "average connection time", connect_ms);
 	if (figure(cmd->out, "\ntps", tps))
 		return 0;
 	fprintf(stderr, "pg_cluster: no tps in pgbench's output:\n%s\n",

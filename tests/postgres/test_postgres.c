@@ -87,7 +87,7 @@ static void run_workload(struct pg_test *t, pid_t *postmaster)
 	assert_true(*postmaster > 0);
 	assert_int_equal(pg_pgbench_init(&t->c, PG_SCALE), 0);
 	struct pg_cmd bench;
-	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, PG_SECONDS), 0);
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, PG_SECONDS, false), 0);
 	pg_list_processes(&t->c, &t->l, PG_CLIENTS);
 	int r = pg_cmd_finish(&bench, PG_PGBENCH_S);
 	if (r || pg_pgbench_figures(&bench, &t->tps, &t->connect_ms)) {

@@ -157,7 +157,7 @@ static void run_load(struct huge_test *t, struct pg_run *run)
 	assert_int_equal(pg_pgbench_init(&t->c, PG_SCALE), 0);
 	struct pg_cmd bench;
 	double tps, connect_ms;
-	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, PG_SECONDS), 0);
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, PG_SECONDS, false), 0);
 	pg_list_processes(&t->c, &run->l, PG_CLIENTS);
 	int r = pg_cmd_finish(&bench, PG_PGBENCH_S);
 	if (r || pg_pgbench_figures(&bench, &tps, &connect_ms)) {

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+#include "units.h"
+
+int unit08(int x) { return (x >> 1) | 1; }
