@@ -9,7 +9,9 @@
  * strips' scale, the record health and faults; clicking a heading (the
  * page's test hook) sorts its table; a screenshot is kept in the test's
  * artefacts.  `ptshare replay --html` of the run's trace writes the
- * same page, `ptshare snapshot --html` one for a process read from /proc.
+ * same page, `ptshare snapshot --html --group-by command` one for a
+ * process read from /proc, with its group's row (a run without --group-by
+ * has none).
  * Without Chromium the test is skipped, except under CI=true, where it
  * fails.
  */
@@ -138,6 +140,16 @@ static void assert_drawn(const char *dom, const struct jr_value *doc)
 		segments += jr_len(jr_path(jr_at(procs, i), "regions"));
 	}
 	assert_true(segments > 0 && count(dom, "class=\"seg ") >= jr_len(procs));
+	/* --group-by: a row per group, with its model's kB; else none. */
+	const struct jr_value *groups = jr_get(doc, "groups");
+	assert_int_equal(count(dom, "class=\"group-row\""), jr_len(groups));
+	for (size_t i = 0; i < jr_len(groups); i++) {
+		const struct jr_value *g = jr_at(groups, i);
+		snprintf(want, sizeof(want), "data-group=\"%s\" data-model=\"%llu\"",
+			 jr_path_str(g, "group"),
+			 (unsigned long long)jr_path_u64(g, "model_kb", ~0ULL));
+		assert_contains(dom, want);
+	}
 	const struct jr_value *maps = jr_get(doc, "mappings");
 	assert_int_equal(count(dom, "class=\"mapping-row\""), jr_len(maps));
 	for (size_t i = 0; i < jr_len(maps); i++) {
@@ -245,7 +257,7 @@ static void test_snapshot(void **state)
 	char *html = strdup(tmp_path(dir, "snap.html"));
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	const char *snap[] = { PTSHARE_PATH, "snapshot", "--pid", pid, "--html", html,
-			       NULL };
+			       "--group-by", "command", NULL };
 	struct cmd c;
 	assert_int_equal(cmd_run(&c, snap, NULL), 0);
 	cmd_free(&c);
@@ -256,6 +268,7 @@ static void test_snapshot(void **state)
 	assert_true(schema_valid(json, strlen(json), "the page's JSON"));
 	assert_string_equal(jr_path_str(doc, "command"), "snapshot");
 	assert_int_equal(jr_len(jr_get(doc, "processes")), 1);
+	assert_int_equal(jr_len(jr_get(doc, "groups")), 1);
 	char *dom = chromium(html, "--dump-dom");
 	assert_drawn(dom, doc);
 	assert_timeline(dom, doc);
