@@ -58,15 +58,15 @@ static bool send_dropped(int err)
  * child waits for its ACK until the daemon has it), and shared memory
  * mapped while the daemon may register it with our userfaultfd before its
  * pages fault (docs/faults.md). */
-static bool urgent(const struct pts_hdr *h)
+static bool urgent(const struct pts_hdr *h, uint16_t type)
 {
-	if (h->type == PTS_FORK)
+	if (type == PTS_FORK)
 		return true;
-	if (!shim_proc.uffd_sent || (h->flags & PTS_F_FAILED))
+	if (!shim_proc.uffd_sent)
 		return false;
-	if (h->type == PTS_MMAP)
+	if (type == PTS_MMAP)
 		return (((const struct pts_mmap *)h)->flags & MAP_TYPE) != MAP_PRIVATE;
-	return h->type == PTS_SHMAT;
+	return type == PTS_SHMAT;
 }
 
 bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
@@ -79,8 +79,10 @@ bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 
 	if (!atomic_load(&shim_proc.active))
 		return false;
-	/* With a ring, the fd is checked where it is used: a kick. */
-	if (!shim_proc.ring && !conn_is_ours()) {
+	/* With a ring, the fd is checked where it is used (a kick), and
+	 * before a record that kicks: a FORK the daemon read after the
+	 * program took the fd would name a child that says a plain HELLO. */
+	if ((!shim_proc.ring || urgent(h, type)) && !conn_is_ours()) {
 		shim_quiet("the program took the connection's fd", false);
 		return false;
 	}
@@ -101,7 +103,7 @@ bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 	stamp(h, type, size, c);
 	int err = send_one(h, size, c, pass, wait);
 	if (!err) {
-		if (shim_proc.ring && urgent(h))
+		if (shim_proc.ring && urgent(h, type))
 			ring_kick();
 		return true;
 	}
