@@ -10,8 +10,9 @@
  *     pages' entries;
  *   later, each child's writes copy the 52 tables they meet (26,214
  *     pages: 51 whole spans and part of a 52nd), 208 in all: at the peak
- *     208 of the 5 x 512 PTE tables over the 1 GiB are no longer shared,
- *     and none in a run whose children write nothing.  (Counted over the
+ *     at least 208 of the 5 x 512 PTE tables over the 1 GiB are no longer
+ *     shared, and none in a run whose children write nothing (but the
+ *     parent's, below: check_writes).  (Counted over the
  *     1 GiB only: the processes' own stacks and data break shared tables
  *     too, a table or so more or less from run to run.)
  * The writes are seen at ptshared's timer readings, by the pages the
@@ -109,7 +110,15 @@ static void check_writes(const struct cow_run *r, uint64_t each)
 		       (unsigned long long)(KIDS * each));
 		assert_int_equal(jr_path_u64(m, "processes", 0), 1 + KIDS);
 		assert_int_equal(tables, (1 + KIDS) * 512);
-		assert_int_equal(tables - shared, KIDS * each);
+		/* At least the children's copies.  The parent's own pages of
+		 * the 1 GiB look written to pagemap (exclusive) once the
+		 * children that mapped them have exited, and a reading of it
+		 * made before the daemon has them leave the model, at a moment
+		 * the peak is taken again (its tables equal), breaks its
+		 * tables too: up to its 512 more (seen on a loaded machine:
+		 * 431 = 208 + 223).  Issue 14 has it. */
+		assert_true(tables - shared >= KIDS * each &&
+			    tables - shared <= KIDS * each + 512);
 		return;
 	}
 	fail_msg("no mapping of the 1 GiB in the report");
