@@ -146,7 +146,7 @@ static bool put_rec(struct way *w, const void *rec, size_t len)
 {
 	if (!w->ring)
 		return send_rec(w->fd, rec, len);
-	uint64_t need = (len + PTS_RING_ALIGN - 1) & ~(uint64_t)(PTS_RING_ALIGN - 1);
+	uint64_t need = rec_ring_span(len);
 	uint64_t before = RING_DATA - rec_ring_room(w->ring, w->head);
 	for (int naps = 0; rec_ring_room(w->ring, w->head) < need; naps++) {
 		uint32_t seen;

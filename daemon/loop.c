@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,11 +138,8 @@ static bool hello_fds(struct loop *l, struct conn *c,
 	if (!act->take_ring || c->rr.hdr)
 		return !act->take_ring;
 	int err = i < n ? rec_ring_map(&c->rr, fds[i]) : -EBADF;
-	struct stat st;
-	if (!err && !fstat(fds[i], &st)) {
-		c->uf.ring_dev = st.st_dev;
-		c->uf.ring_ino = st.st_ino;
-	}
+	c->uf.ring_dev = c->rr.dev;
+	c->uf.ring_ino = c->rr.ino;
 	if (err)
 		say_once("process %d: its record ring cannot be read (%s): "
 			 "dropped", (int)c->pid, strerror(-err));

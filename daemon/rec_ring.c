@@ -36,6 +36,7 @@ int rec_ring_map(struct rec_ring *r, int fd)
 		.hdr = h,
 		.view = { .data = (unsigned char *)p + PTS_RING_DATA,
 			  .size = (uint32_t)data },
+		.dev = st.st_dev, .ino = st.st_ino,
 	};
 	return 0;
 }

@@ -17,6 +17,7 @@
 struct rec_ring {
 	struct pts_ring *hdr;    /* NULL: the process has none */
 	struct rec_ring_view view;
+	uint64_t dev, ino;       /* the memfd's */
 };
 
 /* Maps the ring of memfd fd (not closed).  0, or -errno: EINVAL when it

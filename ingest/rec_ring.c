@@ -34,8 +34,7 @@ enum rec_ring_next rec_ring_next(struct rec_ring_view *v, uint64_t head,
 	    avail < sizeof(h))
 		return REC_RING_BAD;
 	take_bytes(v, v->tail, &h, sizeof(h));
-	uint64_t need = ((uint64_t)h.size + PTS_RING_ALIGN - 1) &
-			~(uint64_t)(PTS_RING_ALIGN - 1);
+	uint64_t need = rec_ring_span(h.size);
 	if (h.size < sizeof(h) || h.size > PTS_REC_MAX || need > avail)
 		return REC_RING_BAD;
 	/* The header as checked, not read again: its size is the copy's. */

@@ -43,6 +43,12 @@ enum rec_ring_next rec_ring_next(struct rec_ring_view *v, uint64_t head,
  * us sees the other. */
 void rec_ring_give_back(struct pts_ring *r, uint64_t tail);
 
+/* The bytes a record of len bytes takes in a ring. */
+static inline uint64_t rec_ring_span(uint64_t len)
+{
+	return (len + PTS_RING_ALIGN - 1) & ~(uint64_t)(PTS_RING_ALIGN - 1);
+}
+
 /* The bytes free for a producer whose head is head. */
 static inline uint64_t rec_ring_room(const struct pts_ring *r, uint64_t head)
 {
@@ -79,7 +85,7 @@ static inline uint64_t rec_ring_write(struct pts_ring *r, uint64_t head,
 		       len - first);
 		pos += len;
 	}
-	head += (pos - head + PTS_RING_ALIGN - 1) & ~(uint64_t)(PTS_RING_ALIGN - 1);
+	head += rec_ring_span(pos - head);
 	__atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
 	return head;
 }

@@ -90,8 +90,13 @@ void ring_kick(void)
 	struct pts_hdr k = { .type = PTS_RING_KICK, .size = sizeof(k) };
 	struct iovec iov = { &k, sizeof(k) };
 
+	conn_send(&iov, 1, NULL, false);
+}
+
+void ring_kick_if_ours(void)
+{
 	if (conn_is_ours())
-		conn_send(&iov, 1, NULL, false);
+		ring_kick();
 	else
 		shim_quiet("the program took the connection's fd", false);
 }
@@ -120,7 +125,7 @@ static bool wait_room(struct pts_ring *r, uint64_t need)
 		uint32_t seen;
 		if (rec_ring_ask_room(r, shim_proc.ring_head, need, &seen))
 			return true;
-		ring_kick();
+		ring_kick_if_ours();
 		int64_t left = deadline - now_ms();
 		if (left <= 0 || !atomic_load(&shim_proc.active)) {
 			if (tail_now(r) == tail0)
@@ -141,13 +146,13 @@ int ring_put(const struct iovec *iov, int n)
 
 	for (int i = 0; i < n; i++)
 		len += iov[i].iov_len;
-	uint64_t need = (len + PTS_RING_ALIGN - 1) & ~(uint64_t)(PTS_RING_ALIGN - 1);
-	uint64_t before = r->data_size - room(r);
-	if (room(r) < need && !wait_room(r, need))
+	uint64_t need = rec_ring_span(len), free = room(r);
+	uint64_t before = r->data_size - free;
+	if (free < need && !wait_room(r, need))
 		return -EAGAIN;
 	shim_proc.ring_head = rec_ring_write(r, shim_proc.ring_head, iov, n);
 	/* Past half full: the daemon takes them now, not at its next turn. */
 	if (before < r->data_size / 2 && before + need >= r->data_size / 2)
-		ring_kick();
+		ring_kick_if_ours();
 	return 0;
 }

@@ -182,7 +182,8 @@ bool conn_late(void);                   /* a wait ran out: false */
 int ring_make(void);
 void ring_drop(void);
 int ring_put(const struct iovec *iov, int n);
-void ring_kick(void);                   /* PTS_RING_KICK on the socket */
+void ring_kick(void);          /* PTS_RING_KICK on the socket, known ours */
+void ring_kick_if_ours(void);   /* the same, the fd checked first */
 bool ring_unread(void);                 /* the daemon has not taken all */
 int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */
 
