@@ -74,7 +74,7 @@ struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 
 struct conn *conns_of_pid(const struct conns *t, int32_t pid)
 {
-	for (size_t i = 0; i < t->nopen; i++)
+	for (size_t i = t->nopen; i-- > 0;)
 		if (t->open[i]->pid == pid)
 			return t->open[i];
 	return NULL;

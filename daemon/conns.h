@@ -24,6 +24,8 @@ struct conn {
 	uint32_t uid;
 	unsigned inflight;  /* ring requests that use it: freed only at 0 */
 	bool closing;       /* ended; waiting for its requests to finish */
+	bool broken;        /* dropped inside a reading: ended at the turn's
+			     * drain (a reading cannot end it under a caller) */
 	struct uffd uf;     /* the process's userfaultfd, if it sent one */
 	struct rec_ring rr; /* its record ring, if it sent one */
 };
@@ -44,7 +46,7 @@ struct conn *conns_add(struct conns *t, int fd, uint32_t id, int32_t pid,
 		       uint32_t uid);
 /* How many connections uid has open. */
 size_t conns_of_uid(const struct conns *t, uint32_t uid);
-/* An open connection of pid, or NULL. */
+/* The newest open connection of pid (an exec's new image's), or NULL. */
 struct conn *conns_of_pid(const struct conns *t, int32_t pid);
 /* No longer open: found no more (it may still wait for its requests).
  * Those after it in t->open move down one. */

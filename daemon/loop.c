@@ -173,8 +173,9 @@ static void settle(struct loop *l, struct ingest_action *acks)
  * more than a record from data), received with m (NULL: out of its ring),
  * applied: its fds kept, the registrations it changed brought up to date
  * (the model has it: what it mapped is registered now), its acks added
- * to acks (settled first when acks is full).  Every fd a packet brings is
- * closed.  False when the connection is dropped. */
+ * to acks (settled first when acks is full; NULL: owed, sent after the
+ * readings being made).  Every fd a packet brings is closed.  False when
+ * the connection is dropped. */
 static bool record_in(struct loop *l, struct conn *c, const unsigned char *data,
 		      size_t len, const struct msghdr *m,
 		      struct ingest_action *acks)
@@ -187,7 +188,9 @@ static bool record_in(struct loop *l, struct conn *c, const unsigned char *data,
 	hello_without_uffd(l, c, act.hello_uffd_errno);
 	for (unsigned i = 0; i < act.nuffd; i++)
 		uffd_act(&c->uf, l->g, c->pid, &act.uffd[i]);
-	for (unsigned i = 0; i < act.nack; i++) {
+	if (!acks)
+		ingest_owe_acks(l->g, &act);
+	for (unsigned i = 0; acks && i < act.nack; i++) {
 		if (acks->nack == INGEST_MAX_ACKS)
 			settle(l, acks);
 		acks->ack[acks->nack++] = act.ack[i];
@@ -266,6 +269,10 @@ static bool drain_conn(struct loop *l, struct conn *c, unsigned max)
 		int n = recv_burst(b, c->fd, want);
 		if (n == -EAGAIN)
 			break; /* all read; the process lives on */
+		/* The stream's end as a failed read (a reset): what its ring
+		 * holds was written before it, and is read first. */
+		if (n <= 0)
+			drain_ring(l, c, UINT_MAX);
 		bool open = n > 0;
 		for (int i = 0; i < n; i++)
 			if (open)
@@ -364,6 +371,7 @@ static void readable(struct loop *l, struct conn *c, int res)
 	if (res == -ECANCELED) /* the end of the run: loop_drain reads on */
 		return;
 	if (res < 0 && res != -EINTR && res != -EAGAIN) {
+		drain_ring(l, c, UINT_MAX); /* written before the failure */
 		conn_end(l, c);
 		return;
 	}
@@ -611,9 +619,35 @@ static void drain_rings(struct loop *l)
 {
 	for (size_t i = l->conns.nopen; i-- > 0;) {
 		struct conn *c = l->conns.open[i];
-		if (rec_ring_pending(&c->rr) && !drain_ring(l, c, DRAIN_MAX))
+		if (c->broken ||
+		    (rec_ring_pending(&c->rr) && !drain_ring(l, c, DRAIN_MAX)))
 			conn_end(l, c);
 	}
+}
+
+/*
+ * A reading of pid's /proc between its traced calls (readings.h): its
+ * calls held, then what its ring holds applied (every call before the
+ * reading has its record there by then), its acks owed until the readings
+ * are made.  A process without a ring is read as it comes.
+ */
+static bool gate_hold(void *arg, int32_t pid, uint32_t *mark)
+{
+	struct loop *l = arg;
+	struct conn *c = conns_of_pid(&l->conns, pid);
+	if (!c || !c->rr.hdr || c->broken)
+		return false;
+	rec_ring_hold(&c->rr, mark);
+	if (!ring_in(l, c, UINT_MAX, NULL))
+		c->broken = true;
+	return true;
+}
+
+static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
+{
+	struct loop *l = arg;
+	struct conn *c = conns_of_pid(&l->conns, pid);
+	return !c || !c->rr.hdr || rec_ring_let_go(&c->rr, mark);
 }
 
 /* The live reports asked for in the batch, after its checkpoints. */
@@ -725,6 +759,7 @@ int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg)
 		loop_free(l);
 		return r;
 	}
+	cfg->readings->gate = (struct readings_gate){ gate_hold, gate_let_go, l };
 	arm_accept(l);
 	if (cfg->report_fd >= 0)
 		arm_report_accept(l);
@@ -772,6 +807,7 @@ void loop_drain(struct loop *l)
 
 void loop_free(struct loop *l)
 {
+	l->cfg.readings->gate = (struct readings_gate){ 0 };
 	io_uring_queue_exit(&l->ring);
 	for (size_t i = 0; i < l->conns.nopen; i++)
 		conn_free(l->conns.open[i]);

@@ -152,8 +152,12 @@ static void read_one(struct readings *rd, struct ingest *g,
 {
 	struct procfs_image img = { .written = want->written };
 	struct feed f = { .g = g, .pid = want->pid };
+	const struct readings_gate *gate = &rd->gate;
+	uint32_t mark;
+	bool held = gate->hold && gate->hold(gate->arg, want->pid, &mark);
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);
+	bool raced = held && !gate->let_go(gate->arg, want->pid, mark);
 	char cgroup[PTS_CGROUP_MAX + 1];
 	bool moved = !err && !procfs_cgroup_read(want->pid, cgroup, sizeof(cgroup)) &&
 		     strcmp(cgroup, want->cgroup);
@@ -180,7 +184,9 @@ static void read_one(struct readings *rd, struct ingest *g,
 	}
 	f.r.end = (struct pts_ck_end){
 		.vmpte_kb = err ? -1 : (int64_t)img.status.vmpte_kb,
-		.stable = !err && img.stable, .err = err,
+		.stable = (!err && img.stable ? PTS_CK_STABLE : 0) |
+			  (raced ? PTS_CK_RACED : 0),
+		.err = err,
 	};
 	emit(&f, PTS_CK_END, sizeof(f.r.end));
 	procfs_image_free(&img);

@@ -13,8 +13,20 @@
 #include "ingest/ingest.h"
 #include "procfs/image.h"
 
+/* What keeps a process's traced calls from running while its /proc is
+ * read (the loop does, through its record ring), so that the reading
+ * shows what the records applied before it say.  hold: false when it
+ * cannot (no ring: the reading is made as it comes); else let_go follows
+ * the reading, and says whether no call ran meanwhile. */
+struct readings_gate {
+	bool (*hold)(void *arg, int32_t pid, uint32_t *mark);
+	bool (*let_go)(void *arg, int32_t pid, uint32_t mark);
+	void *arg;
+};
+
 struct readings {
 	struct procfs_fs_cache fs;  /* the mounts, per mount namespace */
+	struct readings_gate gate;  /* none: every reading as it comes */
 };
 
 void readings_init(struct readings *rd);

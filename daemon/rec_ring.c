@@ -2,11 +2,22 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "rec_ring.h"
+
+/* Yields to the process first (it runs on the other core, or needs ours
+ * to end its call), then naps. */
+#define HOLD_YIELDS 64
+#define HOLD_NAP_NS 50000
 
 /* The largest ring taken: the shim makes at most 1 GiB (its ring= option). */
 #define DATA_MAX (1ull << 30)
@@ -61,4 +72,35 @@ bool rec_ring_pending(const struct rec_ring *r)
 void rec_ring_release(struct rec_ring *r)
 {
 	rec_ring_give_back(r->hdr, r->view.tail);
+}
+
+/* We store hold, then read calls; the shim makes calls odd, then reads
+ * hold (both sequentially consistent): one of us sees the other. */
+void rec_ring_hold(struct rec_ring *r, uint32_t *mark)
+{
+	uint64_t until = now_ns() + REC_RING_HOLD_MS * 1000000ull;
+
+	__atomic_store_n(&r->hdr->hold, 1, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0;; i++) {
+		*mark = __atomic_load_n(&r->hdr->calls, __ATOMIC_SEQ_CST);
+		if (!(*mark & 1) || now_ns() >= until)
+			return;
+		if (i < HOLD_YIELDS) {
+			sched_yield();
+		} else {
+			struct timespec nap = { 0, HOLD_NAP_NS };
+			nanosleep(&nap, NULL);
+		}
+	}
+}
+
+bool rec_ring_let_go(struct rec_ring *r, uint32_t mark)
+{
+	uint32_t now = __atomic_load_n(&r->hdr->calls, __ATOMIC_SEQ_CST);
+
+	__atomic_store_n(&r->hdr->hold, 0, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &r->hdr->hold, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	if (!__atomic_exchange_n(&r->hdr->read, 1, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &r->hdr->read, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	return now == mark && !(mark & 1);
 }

@@ -32,4 +32,14 @@ bool rec_ring_pending(const struct rec_ring *r);
  * waits for room. */
 void rec_ring_release(struct rec_ring *r);
 
+/* Holds the process's traced calls for a reading of its /proc: hold
+ * stored, then calls read until no call runs, for REC_RING_HOLD_MS at
+ * most (a call may wait on us: a fault in a range our userfaultfd has).
+ * *mark is what calls said last. */
+#define REC_RING_HOLD_MS 20
+void rec_ring_hold(struct rec_ring *r, uint32_t *mark);
+/* Lets the calls go on, and a fork that waits for the process's first
+ * reading; whether no call ran since mark (else the reading raced one). */
+bool rec_ring_let_go(struct rec_ring *r, uint32_t mark);
+
 #endif

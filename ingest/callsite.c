@@ -112,16 +112,9 @@ static int rehash(struct callsites *t)
 	return 0;
 }
 
-uint32_t ingest_callsites_intern(struct callsites *t,
-				 const struct code_map *code,
-				 const uint64_t *addr, size_t n)
+static uint32_t intern_frames(struct callsites *t,
+			      const struct callsite_frame *f, size_t n)
 {
-	struct callsite_frame f[PTS_MAX_FRAMES];
-	n = n < PTS_MAX_FRAMES ? n : PTS_MAX_FRAMES;
-	if (!n)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		f[i] = translate(code, addr[i]);
 	if ((t->nsites + 1) * 2 > t->nslots && rehash(t))
 		return 0;
 	uint64_t hash = hash_frames(f, n);
@@ -138,6 +131,37 @@ uint32_t ingest_callsites_intern(struct callsites *t,
 		(uint32_t)t->nframes, (uint32_t)n, hash };
 	t->nframes += n;
 	return t->slot[i] = (uint32_t)t->nsites;
+}
+
+uint32_t ingest_callsites_intern(struct callsites *t,
+				 const struct code_map *code,
+				 const uint64_t *addr, size_t n)
+{
+	struct callsite_frame f[PTS_MAX_FRAMES];
+	n = n < PTS_MAX_FRAMES ? n : PTS_MAX_FRAMES;
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		f[i] = translate(code, addr[i]);
+	return intern_frames(t, f, n);
+}
+
+uint32_t ingest_callsites_place(struct callsites *t,
+				const struct code_map *code, uint32_t site)
+{
+	struct callsite_frame f[PTS_MAX_FRAMES];
+	size_t n;
+	const struct callsite_frame *old = ingest_callsites_get(t, site, &n);
+	bool moved = false;
+	for (size_t i = 0; i < n; i++) {
+		f[i] = old[i].obj.kind == MM_OBJ_ANON ? translate(code, old[i].offset)
+						      : old[i];
+		moved |= f[i].obj.kind != old[i].obj.kind;
+	}
+	if (!moved)
+		return site;
+	uint32_t placed = intern_frames(t, f, n);
+	return placed ? placed : site;
 }
 
 const struct callsite_frame *ingest_callsites_get(const struct callsites *t,

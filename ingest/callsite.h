@@ -65,6 +65,11 @@ uint32_t ingest_callsites_intern(struct callsites *t,
 const struct callsite_frame *ingest_callsites_get(const struct callsites *t,
 						  uint32_t site, size_t *n);
 void ingest_callsites_free(struct callsites *t);
+/* site again, its frames in no file then (made before the process's first
+ * reading gave its code map) translated with code: its new number, or
+ * site when nothing moved. */
+uint32_t ingest_callsites_place(struct callsites *t,
+				const struct code_map *code, uint32_t site);
 
 /* Which site made which range of one process: disjoint ranges in an
  * ordered set (a process may have 65,000 of them, and each record changes
@@ -88,5 +93,8 @@ uint32_t ingest_site_ranges_at(const struct site_ranges *s, uint64_t addr);
 int ingest_site_ranges_copy(struct site_ranges *dst,
 			    const struct site_ranges *src);
 void ingest_site_ranges_free(struct site_ranges *s);
+/* Every range's site placed again with code (ingest_callsites_place). */
+void ingest_site_ranges_place(struct site_ranges *s, struct callsites *t,
+			      const struct code_map *code);
 
 #endif

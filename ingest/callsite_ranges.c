@@ -151,3 +151,10 @@ void ingest_site_ranges_free(struct site_ranges *s)
 	}
 	s->t = (struct avl_tree){ 0 };
 }
+
+void ingest_site_ranges_place(struct site_ranges *s, struct callsites *t,
+			      const struct code_map *code)
+{
+	for (struct site_range *r = first_after(s, 0); r; r = next_of(r))
+		r->site = ingest_callsites_place(t, code, r->site);
+}

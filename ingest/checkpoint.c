@@ -24,7 +24,7 @@ static bool runs_fit_vmpte(const struct ck_accum *ck,
 {
 	uint64_t tables = e->vmpte_kb > 0 ? (uint64_t)e->vmpte_kb / 4 : 0;
 	uint64_t spans = 0, last = UINT64_MAX;
-	for (size_t i = 0; e->stable && i < ck->nrun; i++) {
+	for (size_t i = 0; (e->stable & PTS_CK_STABLE) && i < ck->nrun; i++) {
 		const struct mm_run *r = &ck->run[i];
 		if (r->huge || r->end <= r->start)
 			continue;
@@ -50,6 +50,8 @@ static void ck_end(struct ingest *g, struct session *s,
 		s->last.resyncs++;
 		g->stream.resyncs++;
 	}
+	if (e->stable & PTS_CK_RACED)
+		g->stream.readings_raced++;
 	if (e->err == -ESRCH && !s->conn) /* a connection says so as it closes */
 		s->gone = true;
 	if (ingest_session_end_if_over(g, s) || e->err || !s->in_model)
@@ -61,7 +63,13 @@ static void ck_end(struct ingest *g, struct session *s,
 		s->in_checkpoint = false;
 		return;
 	}
+	/* Records may come before the first reading (the process runs on
+	 * after its HELLO): their sites, made without a code map, are
+	 * placed with this one. */
+	bool first = !s->code.n;
 	ingest_code_map_set(&s->code, ck->vma, ck->nvma);
+	if (first)
+		ingest_site_ranges_place(&s->sites, &g->callsites, &s->code);
 	s->in_checkpoint = true;
 	ingest_reconcile(g, s, ck->vma, ck->nvma);
 	for (size_t k = 0; k < g->ws->n; k++)
@@ -78,7 +86,7 @@ static void ck_end(struct ingest *g, struct session *s,
 		return;
 	s->last.model_kb = s->last.policy_kb[0];
 	s->last.proc.vmpte_kb = e->vmpte_kb;
-	s->last.proc.stable = e->stable;
+	s->last.proc.stable = e->stable & PTS_CK_STABLE;
 	s->last.reason = ck->reason;
 	g->reading_ns = e->h.time_ns;
 	/* Before processes start to leave, and on the timer: the peak, once
@@ -101,7 +109,9 @@ static uint32_t adopt(struct ingest *g, struct session *s)
 	if (s->in_model || !hello_seq || !ingest_enter_model(g, s, 0))
 		return 0;
 	s->hello_seq = 0;
-	s->adopted = true; /* so its close, released then, cannot end it */
+	/* so its close, released then, cannot end it, until its PTS_FORK */
+	s->adopted = !s->fork_seen;
+	s->fork_seen = false;
 	return hello_seq;
 }
 

@@ -173,6 +173,71 @@ static void hold(struct ingest *g, struct session *s, const void *buf,
 	h->len += 4 + len;
 }
 
+/* c, a forked child whose HELLO waits, enters the worlds as a copy of
+ * parent (or as it is, when parent is out of them: gone before its
+ * connection was read; its readings fill it), and is read. */
+static void fork_enter(struct ingest *g, struct session *parent,
+		       struct session *c, struct ingest_action *act)
+{
+	if (!ingest_enter_model(g, c, parent->in_model ? parent->pid : 0)) {
+		ingest_session_refused(g, parent, "the model refused the fork");
+		return;
+	}
+	if (c->hello_seq) { /* its HELLO came first: it may wait for us */
+		ingest_owe(g, c, PTS_CK_FORK);
+		ingest_action_ack(act, c->conn, c->hello_seq);
+		c->hello_seq = 0;
+		release_held(g, c, act); /* last: it may end c */
+	}
+}
+
+/*
+ * Forked children run on without waiting for the daemon: a child copies
+ * p's model as it was at its fork, once p's records up to the number its
+ * HELLO gave (fork_seq) are applied, or at p's PTS_FORK (fork_seen) for a
+ * HELLO without one.  (p's model is whole by then: the shim forks only
+ * once the daemon has read the image, docs/shim.md.)  A child forked
+ * before its PTS_FORK came waits for it as an adopted one does.
+ */
+static bool fork_ready(const struct session *p, const struct session *c)
+{
+	if (!p->in_model) /* gone before it was read: the child as it is */
+		return c->fork_seen;
+	return !p->exec_pending &&
+	       (c->fork_seen || (c->fork_seq && c->fork_seq <= p->applied_seq));
+}
+
+#define FORKS_AT_ONCE 16
+void ingest_forks_due(struct ingest *g, struct session *p,
+		      struct ingest_action *act)
+{
+	int32_t due[FORKS_AT_ONCE];
+	size_t n = 0;
+	bool more = false;
+	for (size_t i = 0; i < g->nsess; i++) {
+		struct session *c = g->sess[i];
+		if (c->in_model || c->ppid != p->pid ||
+		    !(c->hello_seq || c->fork_seen))
+			continue;
+		if (fork_ready(p, c) && n < FORKS_AT_ONCE)
+			due[n++] = c->pid;
+		else /* p's records will reach it (the rest: p's reading,
+		      * its PTS_FORK, call us) */
+			more |= c->fork_seq > p->applied_seq || n == FORKS_AT_ONCE;
+	}
+	p->forks_waiting = more;
+	for (size_t i = 0; i < n; i++) {
+		struct session *c = ingest_session_of(g, due[i]);
+		if (!c || c->in_model)
+			continue;
+		c->adopted = !c->fork_seen; /* its PTS_FORK is still to come */
+		c->fork_seen = false;
+		fork_enter(g, p, c, act);
+	}
+	if (n == FORKS_AT_ONCE)
+		ingest_forks_due(g, p, act);
+}
+
 static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		  const struct pts_hello *r, struct ingest_action *act)
 {
@@ -194,7 +259,11 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		return;
 	}
 	if ((r->flags & PTS_HELLO_FORKED) && !s->in_model) {
-		s->hello_seq = r->h.seq; /* acked when the parent's PTS_FORK comes */
+		s->hello_seq = r->h.seq; /* acked once it is forked */
+		s->fork_seq = r->parent_seq;
+		struct session *p = ingest_session_of(g, r->ppid);
+		if (p)
+			ingest_forks_due(g, p, act);
 		return;
 	}
 	uint32_t reason = s->in_model ? PTS_CK_EXEC : PTS_CK_CONNECT;
@@ -220,7 +289,7 @@ static void fork_child(struct ingest *g, struct session *parent,
 		return;
 	}
 	/* Known already: in the worlds, or gone after its fork came. */
-	if (c && !c->hello_seq && (c->in_model || c->gone)) {
+	if (c && !c->hello_seq && (c->in_model || c->gone || c->fork_seen)) {
 		ingest_session_refused(g, parent,
 				       "fork of a pid already known");
 		return;
@@ -231,19 +300,8 @@ static void fork_child(struct ingest *g, struct session *parent,
 	snprintf(c->last.proc.name, sizeof(c->last.proc.name), "%s", c->name);
 	c->ppid = parent->pid;
 	c->last.proc.ppid = (uint32_t)parent->pid;
-	/* A parent out of the worlds (gone before its connection was read)
-	 * has nothing to copy: its child enters as it is, as an adopted one
-	 * does, and its readings fill it. */
-	if (!ingest_enter_model(g, c, parent->in_model ? parent->pid : 0)) {
-		ingest_session_refused(g, parent, "the model refused the fork");
-		return;
-	}
-	if (c->hello_seq) { /* its HELLO came first: it waits for us */
-		ingest_owe(g, c, PTS_CK_FORK);
-		ingest_action_ack(act, c->conn, c->hello_seq);
-		c->hello_seq = 0;
-		release_held(g, c, act); /* last: it may end c */
-	}
+	c->fork_seen = true;
+	ingest_forks_due(g, parent, act);
 }
 
 /* A range the program registered with a userfaultfd of its own: its faults
@@ -261,8 +319,9 @@ static void own_uffd(struct report_final *f, const struct pts_own_uffd *r)
 }
 
 /* A record from a shim, on the session its connection belongs to. */
-static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
-		       const union aligned_rec *r, struct ingest_action *act)
+static void apply_shim_record(struct ingest *g, struct session *s,
+			      uint32_t conn, const union aligned_rec *r,
+			      struct ingest_action *act)
 {
 	const struct pts_hdr *h = &r->h;
 	g->stream.records++;
@@ -317,6 +376,14 @@ static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
 		own_uffd(&s->last, (const struct pts_own_uffd *)r);
 	else if (s->in_model)
 		ingest_apply_call(g, s, h);
+}
+
+static void apply_shim(struct ingest *g, struct session *s, uint32_t conn,
+		       const union aligned_rec *r, struct ingest_action *act)
+{
+	apply_shim_record(g, s, conn, r, act);
+	if (s->forks_waiting)
+		ingest_forks_due(g, s, act);
 }
 
 static void conn_open(struct ingest *g, uint32_t conn,
@@ -485,7 +552,6 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 {
 	struct session *s = ingest_session_of_conn(g, conn);
 	union aligned_rec r;
-	ingest_owed_forget(g);
 	if (!s) { /* an image its process replaced: what it says is not
 		   * applied, and not lost (the numbering misses nothing) */
 		g->stream.superseded += conn && conn <= g->last_conn;

@@ -180,9 +180,11 @@ int ingest_ranges_of(const struct ingest *g, int32_t pid, uint64_t start,
 		     void *arg);
 
 /* Acks owed outside a packet's: a reading adopted a forked child whose
- * HELLO waits (its parent's PTS_FORK had not come).  Moves into act as many
- * as it has room for; true when more are left. */
+ * HELLO waits (its parent's PTS_FORK had not come), or records were
+ * applied while readings were being made (ingest_owe_acks keeps theirs).
+ * Moves into act as many as it has room for; true when more are left. */
 bool ingest_owed_acks(struct ingest *g, struct ingest_action *act);
+void ingest_owe_acks(struct ingest *g, const struct ingest_action *act);
 
 /* A page fault of pid seen on its userfaultfd (PTS_FAULT_* flags). */
 void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags);

@@ -77,7 +77,12 @@ struct session {
 	bool unserved;           /* runs as a user the daemon does not serve */
 	bool connected;          /* a connection of it was opened */
 	bool gone;               /* it runs no more: see session_over() */
-	bool adopted;            /* taken from /proc before its parent's PTS_FORK */
+	/* in the worlds before its parent's PTS_FORK came: taken from /proc,
+	 * or forked at its parent's fork_seq */
+	bool adopted;
+	uint32_t fork_seq;       /* its HELLO's parent_seq (0: unknown) */
+	bool fork_seen;          /* its parent's PTS_FORK came; not forked yet */
+	bool forks_waiting;      /* a child waits for it to reach its fork_seq */
 	char name[REPORT_NAME_MAX];
 	struct report_final last; /* its last checkpoint */
 	struct ck_accum ck;
@@ -163,9 +168,11 @@ struct ingest {
 	struct symbols *symbols; /* opened when a report is made */
 };
 
-/* ingest.c: act's acks kept for ingest_owed_acks (a reading has no
- * packet whose acks the daemon sends). */
-void ingest_owe_acks(struct ingest *g, const struct ingest_action *act);
+/* ingest.c: the forked children of p that can be copied from it now
+ * (their fork's number reached, or its PTS_FORK come): forked, their acks
+ * added to act. */
+void ingest_forks_due(struct ingest *g, struct session *p,
+		      struct ingest_action *act);
 
 /* record_check.c: NULL when r (len bytes) is a well-formed record a shim
  * (or, for traces, the daemon) may send, else why not. */

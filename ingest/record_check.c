@@ -93,7 +93,8 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 	if (len < body || len != want)
 		return "its size does not fit its type";
 	if ((h->type == PTS_HELLO &&
-	     !memchr(((const struct pts_hello *)r)->exe, 0, 256)) ||
+	     !memchr(((const struct pts_hello *)r)->exe, 0,
+		     sizeof(((const struct pts_hello *)r)->exe))) ||
 	    ((h->type == PTS_EXEC || h->type == PTS_EXEC_FAILED) &&
 	     !memchr(((const struct pts_exec *)r)->path, 0, 256)) ||
 	    (h->type == PTS_RUN_INFO && !run_info_terminated(r)))

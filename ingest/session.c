@@ -226,6 +226,7 @@ bool ingest_enter_model(struct ingest *g, struct session *s, int32_t parent)
 	/* A child maps what its parent mapped, made by the same calls. */
 	struct session *p = parent > 0 ? ingest_session_of(g, parent) : NULL;
 	ingest_site_ranges_free(&s->sites);
+	s->code.n = 0; /* a new image's: from its first reading */
 	if (p) {
 		ingest_site_ranges_copy(&s->sites, &p->sites);
 		ingest_code_map_copy(&s->code, &p->code);

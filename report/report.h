@@ -89,6 +89,10 @@ enum report_untraced {
 /* What the shims and /proc told (ptshare run). */
 struct report_stream {
 	uint64_t records, failed_calls, lost, malformed, refused, resyncs;
+	/* readings of /proc made while a traced call of the process ran (its
+	 * calls could not be held: docs/wire-protocol.md, Readings between
+	 * calls), taken as they came */
+	uint64_t readings_raced;
 	/* records on a connection a newer one of its process had replaced:
 	 * not applied, and no process's (it may have ended meanwhile) */
 	uint64_t superseded;

@@ -384,6 +384,9 @@ static void stream(FILE *f, const struct report *r, bool verbose)
 		s->resyncs);
 	if (verbose)
 		refusals(f, r);
+	if (s->readings_raced)
+		fprintf(f, "  %" PRIu64 " readings of /proc raced a traced call "
+			"(taken as they came)\n", s->readings_raced);
 	if (s->superseded)
 		fprintf(f, "  and %" PRIu64 " on connections a newer one of their "
 			"process had replaced (not applied)\n", s->superseded);

@@ -97,7 +97,7 @@ bool conn_late(void)
  * SIOCOUTQ) is late; one the daemon read, and works on, is not: a daemon
  * that lags (1,111 processes forked at once) is no stopped one, and the
  * processes waiting give it the time to read each before it is gone. */
-static bool ack_late(void)
+bool conn_unread_late(void)
 {
 	int unread = 0;
 
@@ -222,7 +222,7 @@ bool conn_wait_ack(uint32_t seq)
 			return false;
 		if (r <= 0) {
 			if (left == 0)
-				return ack_late();
+				return conn_unread_late();
 			continue;
 		}
 		/* MSG_TRUNC: the length of the packet, not of what fitted. */

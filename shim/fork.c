@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fork() and _Fork().  The child connects anew (HELLO with FORKED, then the
- * ACK) before the call returns in it; the parent sends PTS_FORK with the
- * child's pid.  The real fork runs outside the critical section: the
+ * fork() and _Fork().  The child connects anew (HELLO with FORKED) before
+ * the call returns in it; the parent sends PTS_FORK with the child's pid.
+ * A fork before the daemon's first reading of this image waits for it:
+ * the child's model is a copy of ours, which that reading makes whole.  The real fork runs outside the critical section: the
  * program's atfork handlers may take locks that a thread waiting for ours
  * holds.  A failed fork changes nothing and is not sent (PTS_FORK has no
  * errno field).
@@ -27,6 +28,14 @@ static pid_t fork_traced(pid_t (*real)(void))
 	 * state's own (a child of a raw clone): its child would not be ours. */
 	bool traced = proc_tracing_wanted() && !shim_tls.depth &&
 		      shim_getpid() == shim_proc.pid;
+	if (traced) {
+		struct shim_call c;
+		int err = errno;
+		section_begin(&c);
+		ring_wait_read();
+		section_end(&c);
+		errno = err;
+	}
 	pid_t child = real();
 	if (!traced || child < 0)
 		return child;

@@ -30,7 +30,7 @@ __attribute__((constructor)) static void shim_init(int argc, char **argv)
 	config_load(argv);
 	if (shim_cfg.configured) {
 		stack_init();
-		proc_start(PTS_HELLO_EXECED);
+		proc_start(PTS_HELLO_EXECED, 0);
 		on_exit(at_exit, NULL);
 	}
 	errno = err;

@@ -24,6 +24,7 @@ static int range_call(struct shim_call *c, int fd, unsigned long request,
 		      void *arg, bool *again)
 {
 	bool reg = (unsigned int)request == UFFDIO_REGISTER;
+	ring_call_begin(); /* again, for a second try */
 	int r = shim_real.ioctl(fd, request, arg);
 	shim_returned(c, r != 0);
 	struct pts_own_uffd m = {

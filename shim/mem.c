@@ -120,6 +120,7 @@ SHIM_EXPORT int shmdt(const void *addr)
 static void *mremap_sent(struct shim_call *c, void *old, size_t old_len,
 			 size_t new_len, int flags, void *want, bool *again)
 {
+	ring_call_begin(); /* again, for a second try */
 	void *r = shim_real.mremap(old, old_len, new_len, flags, want);
 	shim_returned(c, r == MAP_FAILED);
 	struct pts_mremap m = {

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A process's connection from HELLO to EXIT.  The constructor of every new
- * image and the child of every traced fork connect and say HELLO, then wait
- * (bounded) for the daemon's ACK, so that it reads /proc while the process
- * is at rest; EXIT waits likewise, so that the final checkpoint sees the
- * process still alive.
+ * image and the child of every traced fork connect and say HELLO (waiting
+ * for its ACK only as hello() says); EXIT waits (bounded) for its ACK, so
+ * that the final checkpoint sees the process still alive.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,13 +59,20 @@ static void exe_name(char *exe, size_t cap)
 /* The daemon holds the only reference to the userfaultfd once it is sent:
  * if it dies, the kernel drops the registrations.  The ring goes with it
  * too, and every record after HELLO into the ring; without the daemon's
- * connection it is of no use, and unmapped. */
-static void hello(uint32_t flags)
+ * connection it is of no use, and unmapped.
+ *
+ * With a ring, the process runs on at once: the daemon models a forked
+ * child from its parent's model, and reads /proc between our calls (the
+ * ring's hold).  It waits for the ACK only when the daemon must register
+ * its userfaultfd before it touches shared memory, or when records go by
+ * the socket (then the reading needs it at rest). */
+static void hello(uint32_t flags, uint32_t parent_seq)
 {
 	struct pts_hello m = {
 		.version = PTS_WIRE_VERSION,
 		.flags = flags,
 		.ppid = (int32_t)syscall(SYS_getppid),
+		.parent_seq = parent_seq,
 	};
 	struct fd_pass pass = { .n = 0 };
 	int uffd = shim_cfg.uffd ? uffd_make(&m.uffd_errno) : -1;
@@ -80,6 +86,9 @@ static void hello(uint32_t flags)
 	if (ring >= 0) {
 		m.flags |= PTS_HELLO_RING;
 		pass.fd[pass.n++] = ring;
+		/* A forked child's model is a copy of its parent's, whole
+		 * already: its own forks need not wait for a reading. */
+		shim_proc.ring->read = (flags & PTS_HELLO_FORKED) != 0;
 	}
 	bool sent = rec_send(NULL, PTS_HELLO, &m.h, sizeof(m), &pass);
 	for (int i = 0; i < pass.n; i++)
@@ -87,11 +96,12 @@ static void hello(uint32_t flags)
 	shim_proc.uffd_sent = sent && uffd >= 0;
 	if (!sent)
 		ring_drop();
-	if (sent && !conn_wait_ack(m.h.seq))
+	bool waits = shim_proc.uffd_sent || !shim_proc.ring;
+	if (sent && waits && !conn_wait_ack(m.h.seq))
 		shim_say("no ACK of HELLO within wait_ms", NULL, shim_cfg.wait_ms);
 }
 
-void proc_start(uint32_t hello_flags)
+void proc_start(uint32_t hello_flags, uint32_t parent_seq)
 {
 	struct shim_call c;
 	struct stat st;
@@ -113,21 +123,24 @@ void proc_start(uint32_t hello_flags)
 		shim_proc.fd_ino = st.st_ino;
 		atomic_store(&shim_proc.active, true);
 		shim_say("connected on fd", NULL, shim_proc.fd);
-		hello(hello_flags);
+		hello(hello_flags, parent_seq);
 	}
 	section_end(&c);
 	errno = err;
 }
 
 /*
- * The daemon acks a FORKED HELLO once the parent's PTS_FORK has come.  A
- * parent that has gone quiet (the program took its fd, say) sends none:
+ * The daemon forks the child's model from its parent's once it has
+ * applied the parent's records up to the fork (the number we copied), or
+ * at the parent's PTS_FORK, and acks the FORKED HELLO then.  A parent
+ * that has gone quiet (the program took its fd, say) sends none:
  * its child says a plain HELLO, is read from /proc as it is, and does not
  * wait out wait_ms for an ACK that would come only with a later checkpoint.
  */
 void proc_forked(void)
 {
 	bool parent_traced = atomic_load(&shim_proc.active) && conn_is_ours();
+	uint32_t parent_seq = shim_proc.seq;
 
 	section_reset_in_child();
 	stack_forked();
@@ -139,7 +152,7 @@ void proc_forked(void)
 	if (conn_is_ours())
 		syscall(SYS_close, shim_proc.fd);
 	shim_proc.fd = -1;
-	proc_start(parent_traced ? PTS_HELLO_FORKED : 0);
+	proc_start(parent_traced ? PTS_HELLO_FORKED : 0, parent_seq);
 }
 
 void proc_exit(int status)

@@ -69,8 +69,9 @@ static bool urgent(const struct pts_hdr *h, uint16_t type)
 	return type == PTS_SHMAT;
 }
 
-bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
-	      size_t size, const struct fd_pass *pass)
+static bool send_numbered(struct shim_call *c, uint16_t type,
+			  struct pts_hdr *h, size_t size,
+			  const struct fd_pass *pass)
 {
 	/* HELLO and EXIT wait (within wait_ms) for room in the socket: the
 	 * daemon acks them, the process waits for that ACK anyway, and EXIT's
@@ -110,6 +111,17 @@ bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 	if (send_dropped(err))
 		shim_proc.lost++;
 	return false;
+}
+
+/* The call is over once its record is published (or lost): a wait for
+ * its ACK is no call the daemon's readings must wait for. */
+bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
+	      size_t size, const struct fd_pass *pass)
+{
+	bool sent = send_numbered(c, type, h, size, pass);
+
+	ring_call_end();
+	return sent;
 }
 
 void shim_quiet(const char *why, bool daemon_gone)

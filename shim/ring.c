@@ -7,6 +7,11 @@
  * (past half full, a fork).  Written under the lock, by one thread at a
  * time: the shim is its only producer.
  *
+ * A traced call is marked in the ring (calls odd) from before its real
+ * call to its record published, and does not start while the daemon holds
+ * the process for a reading of its /proc (hold): the reading then shows
+ * what the records the daemon has applied say, no more and no less.
+ *
  * The mapping is MADV_DONTFORK: a forked child has none of its parent's
  * ring, and makes its own.  Without a ring (memfd_create refused, address
  * space short, ring=0) records go by the socket, as before it.
@@ -148,11 +153,78 @@ int ring_put(const struct iovec *iov, int n)
 		len += iov[i].iov_len;
 	uint64_t need = rec_ring_span(len), free = room(r);
 	uint64_t before = r->data_size - free;
-	if (free < need && !wait_room(r, need))
+	if (free < need && !wait_room(r, need)) {
 		return -EAGAIN;
+	}
 	shim_proc.ring_head = rec_ring_write(r, shim_proc.ring_head, iov, n);
 	/* Past half full: the daemon takes them now, not at its next turn. */
 	if (before < r->data_size / 2 && before + need >= r->data_size / 2)
 		ring_kick_if_ours();
 	return 0;
+}
+
+/* Sleeps on the shared futex word while it holds val, ROOM_NAP_MS at a
+ * time, until the deadline: whether it changed. */
+static bool wait_while(uint32_t *word, uint32_t val, int64_t deadline)
+{
+	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == val) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0 || !atomic_load(&shim_proc.active))
+			return false;
+		if (left > ROOM_NAP_MS)
+			left = ROOM_NAP_MS;
+		struct timespec ts = { 0, left * 1000000L };
+		syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+	}
+	return true;
+}
+
+/* The daemon's reading ends within its own bound; a daemon stopped or
+ * killed while holding us is waited for once, within wait_ms, then no
+ * more (late): the call goes on, and the daemon sees calls move. */
+static void wait_hold(struct pts_ring *r)
+{
+	if (!wait_while(&r->hold, 1, conn_deadline()))
+		conn_late();
+}
+
+/* calls made odd, then hold read; the daemon stores hold, then reads
+ * calls (both sequentially consistent): one of us sees the other. */
+void ring_call_begin(void)
+{
+	struct pts_ring *r = shim_proc.ring;
+
+	if (!r || (r->calls & 1))
+		return;
+	for (;;) {
+		uint32_t even = r->calls;
+		__atomic_store_n(&r->calls, even + 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&r->hold, __ATOMIC_SEQ_CST) ||
+		    shim_proc.daemon_late)
+			return;
+		__atomic_store_n(&r->calls, even, __ATOMIC_RELEASE);
+		wait_hold(r);
+	}
+}
+
+void ring_call_end(void)
+{
+	struct pts_ring *r = shim_proc.ring;
+
+	if (r && (r->calls & 1))
+		__atomic_store_n(&r->calls, r->calls + 1, __ATOMIC_RELEASE);
+}
+
+/* A child copies its parent's model: before the first reading of this
+ * image has made that whole, a fork waits for it (kicked, within
+ * wait_ms, as for an ACK: a late daemon is not waited for). */
+void ring_wait_read(void)
+{
+	struct pts_ring *r = shim_proc.ring;
+
+	if (!r || __atomic_load_n(&r->read, __ATOMIC_ACQUIRE))
+		return;
+	ring_kick_if_ours();
+	if (!wait_while(&r->read, 0, conn_deadline()))
+		conn_unread_late();
 }

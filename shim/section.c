@@ -91,6 +91,7 @@ bool shim_enter_from(struct shim_call *c, const void *caller)
 	inside(c);
 	stack_capture(c); /* before the lock: other threads need not wait */
 	lock();
+	ring_call_begin();
 	errno = c->err;
 	return true;
 }
@@ -109,6 +110,7 @@ void section_begin(struct shim_call *c)
 
 void section_end(struct shim_call *c)
 {
+	ring_call_end();
 	unlock();
 	shim_tls.depth--;
 	mask_set(SIG_SETMASK, c->mask, NULL);

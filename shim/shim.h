@@ -175,6 +175,9 @@ int conn_send(const struct iovec *iov, int n, const struct fd_pass *pass,
 bool conn_wait_ack(uint32_t seq);
 int64_t conn_deadline(void);            /* when a wait that starts now ends */
 bool conn_late(void);                   /* a wait ran out: false */
+/* A wait for the daemon's answer ran out: late (false) only if it has
+ * not even read what we sent; one that reads, and works on it, lags. */
+bool conn_unread_late(void);
 
 /* ring.c: the record ring.  ring_make() maps one and returns its memfd
  * (for HELLO), or -1; ring_drop() unmaps it.  ring_put() is 0, or -EAGAIN
@@ -185,10 +188,17 @@ int ring_put(const struct iovec *iov, int n);
 void ring_kick(void);          /* PTS_RING_KICK on the socket, known ours */
 void ring_kick_if_ours(void);   /* the same, the fd checked first */
 bool ring_unread(void);                 /* the daemon has not taken all */
+/* Around a traced call's real call and its record: the daemon reads a
+ * process's /proc between calls (docs/wire-protocol.md, Readings between
+ * calls), and a call waits (bounded) for the reading to end. */
+void ring_call_begin(void);
+void ring_call_end(void);
+void ring_wait_read(void);      /* before a fork: the image read once */
 int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */
 
 /* proc.c: this process's lifecycle. */
-void proc_start(uint32_t hello_flags);  /* connect and say HELLO */
+/* connect and say HELLO (parent_seq: FORKED's, else 0) */
+void proc_start(uint32_t hello_flags, uint32_t parent_seq);
 void proc_forked(void);                 /* in the child, before fork returns */
 void proc_exit(int status);             /* EXIT, wait for the ACK, quiet */
 bool proc_tracing_wanted(void);         /* new processes should be traced */

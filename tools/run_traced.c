@@ -207,16 +207,30 @@ static void daemon_args(char **argv, const char *daemon_path, const char *socket
 }
 
 /* What the program's images inherit: the shim first in LD_PRELOAD, then
- * whatever the user preloads, and the socket. */
-static int program_env(const char *shim_path, const char *socket)
+ * whatever the user preloads, and the socket.  Without faults, no image
+ * makes a userfaultfd (uffd=0, before the user's own options, which win):
+ * a new image or a forked child then runs on without waiting for the
+ * daemon to register it (docs/shim.md, HELLO). */
+static int program_env(const char *shim_path, const char *socket,
+		       uint32_t faults)
 {
 	const char *theirs = getenv("LD_PRELOAD");
-	char *preload;
+	const char *options = getenv(PTS_OPTIONS_ENV);
+	char *preload, *opts = NULL;
 	if (asprintf(&preload, "%s%s%s", shim_path, theirs && *theirs ? ":" : "",
 		     theirs ? theirs : "") < 0)
 		return -1;
+	if (faults == PTS_FAULTS_OFF &&
+	    asprintf(&opts, "uffd=0%s%s", options && *options ? "," : "",
+		     options ? options : "") < 0) {
+		free(preload);
+		return -1;
+	}
 	int r = setenv("LD_PRELOAD", preload, 1) | setenv(PTS_SOCKET_ENV, socket, 1);
+	if (opts)
+		r |= setenv(PTS_OPTIONS_ENV, opts, 1);
 	free(preload);
+	free(opts);
 	return r;
 }
 
@@ -243,7 +257,8 @@ static pid_t start_program(struct run_state *s, const struct run_setup *su,
 		return pid;
 	sigprocmask(SIG_SETMASK, &s->orig_mask, NULL);
 	ptshare_sigpipe_restore();
-	if (program_env(su->shim, socket) || set_layout(s->o->layout)) {
+	if (program_env(su->shim, socket, s->o->v.faults_mode) ||
+	    set_layout(s->o->layout)) {
 		fprintf(stderr, "%s: %s\n", s->o->name, strerror(errno));
 		_exit(126);
 	}

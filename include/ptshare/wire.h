@@ -93,7 +93,11 @@ struct pts_hello {
 	uint32_t flags;    /* PTS_HELLO_* */
 	int32_t ppid;      /* as the process sees it (getppid()) */
 	int32_t uffd_errno; /* why no userfaultfd comes (0: none was asked for) */
-	char exe[256];     /* argv[0]-ish, NUL-terminated, may be truncated */
+	char exe[248];     /* argv[0]-ish, NUL-terminated, may be truncated */
+	/* FORKED: the parent's last record number when it forked (its state
+	 * the child copies); 0: unknown (a trace made before it was sent) */
+	uint32_t parent_seq;
+	uint32_t reserved;
 };
 
 /* mmap(): addr is the result.  The backing object is identified by the
@@ -369,9 +373,12 @@ struct pts_ck_cgroup {
 struct pts_ck_end {
 	struct pts_hdr h;
 	int64_t vmpte_kb;     /* -1 when /proc could not be read */
-	uint32_t stable;      /* VmPTE did not change while it was read */
+	uint32_t stable;      /* PTS_CK_STABLE, PTS_CK_RACED */
 	int32_t err;          /* why it could not be read (negative errno) */
 };
+
+#define PTS_CK_STABLE 1u /* VmPTE did not change while it was read */
+#define PTS_CK_RACED 2u  /* a traced call of the process ran meanwhile */
 
 /*
  * A live report (docs/report.md), on the daemon's report socket (a
@@ -427,10 +434,16 @@ struct pts_ring {
 	/* The shim's line: */
 	_Alignas(64) uint64_t head; /* bytes published (release), by the shim */
 	uint32_t room_wanted; /* 1: the shim waits on tail_wake for room */
+	uint32_t calls;       /* odd while a traced call runs, from before its
+			       * real call to its record published */
 	/* The daemon's line: */
 	_Alignas(64) uint64_t tail; /* bytes taken (release), by the daemon */
 	uint32_t tail_wake;   /* a futex word: bumped, and woken, when tail
 			       * moved while room_wanted */
+	uint32_t hold;        /* a futex word: 1 while the daemon reads the
+			       * process's /proc; no traced call starts */
+	uint32_t read;        /* a futex word: 1 once the daemon has read the
+			       * process's /proc; a fork waits for it */
 };
 
 /* The daemon's heartbeat (ptshared --heartbeat-fd, docs/run.md): a memory

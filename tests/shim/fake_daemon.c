@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,6 +347,13 @@ static void take_record(struct fake_daemon *d, struct fake_conn *c,
 		r->state = proc_state(c->pid);
 		if (!d->opts.no_ack)
 			ack(c, r);
+	}
+	/* Its /proc "read", as ptshared says once it has: a fork waits
+	 * for that (docs/wire-protocol.md, Readings between calls). */
+	if (r->r.h.type == PTS_HELLO && c->ring && !d->opts.no_ack) {
+		__atomic_store_n(&c->ring->read, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &c->ring->read, FUTEX_WAKE, INT_MAX, NULL,
+			NULL, 0);
 	}
 	if (d->nlog == d->caplog) {
 		d->caplog = d->caplog ? 2 * d->caplog : 1024;
