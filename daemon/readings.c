@@ -155,6 +155,10 @@ static void read_one(struct readings *rd, struct ingest *g,
 	const struct readings_gate *gate = &rd->gate;
 	uint32_t mark;
 	bool held = gate->hold && gate->hold(gate->arg, want->pid, &mark);
+	if (held && !ingest_reading_wanted(g, want)) {
+		gate->let_go(gate->arg, want->pid, mark);
+		return;
+	}
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);
 	bool raced = held && !gate->let_go(gate->arg, want->pid, mark);

@@ -173,9 +173,9 @@ static void hold(struct ingest *g, struct session *s, const void *buf,
 	h->len += 4 + len;
 }
 
-/* c, a forked child whose HELLO waits, enters the worlds as a copy of
- * parent (or as it is, when parent is out of them: gone before its
- * connection was read; its readings fill it), and is read. */
+/* c, a forked child, enters the worlds as a copy of parent (or as it is,
+ * when parent is out of them: gone before its connection was read; its
+ * readings fill it), and its HELLO, if it came, is acked. */
 static void fork_enter(struct ingest *g, struct session *parent,
 		       struct session *c, struct ingest_action *act)
 {

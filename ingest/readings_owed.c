@@ -111,3 +111,18 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 	g->nowed = g->next_owed = 0;
 	return false;
 }
+
+/* Checked once the process's ring is drained, just before the reading:
+ * one a later reading is owed for (its EXIT came meanwhile, say: that one
+ * sees the same) needs none now.  (A child that exec'd is still read: its
+ * new image may never say HELLO, a static one.) */
+bool ingest_reading_wanted(struct ingest *g, const struct ingest_reading *r)
+{
+	const struct session *s = ingest_session_of(g, r->pid);
+	if (!s)
+		return false;
+	for (size_t i = g->next_owed; i < g->nowed; i++)
+		if (g->owed[i].pid == r->pid && g->owed[i].kind == OWED_ONE)
+			return false;
+	return true;
+}
