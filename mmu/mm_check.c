@@ -134,6 +134,7 @@ static int check_vmas(struct mm_world *w, struct mm_space *mm,
 				   (unsigned long long)v->start,
 				   (unsigned long long)v->end);
 		if (v->as_huge != mm_vma_as_huge(&w->policy, v) ||
+		    v->huge_edges != (v->as_huge && w->policy.huge_aligned) ||
 		    v->leaf != mm_leaf_of_shift(v->huge_shift))
 			return BAD(w, "process %u: mapping [%#llx, %#llx) has "
 				   "a stale leaf decision", mm->pid,

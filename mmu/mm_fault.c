@@ -61,11 +61,28 @@ static int populate_at(struct mm_world *w, struct mm_space *tm,
 	return 1;
 }
 
+/*
+ * hugetlb-2m: a page of an edge span (mm_span_edge) is part of a 2 MiB
+ * page the kernel would map by a PMD entry of its own: the walk makes the
+ * PMD page on its path and stops there, leaving the span's entry to the
+ * small pages of other mappings.  Nothing of the page is kept, so a touch
+ * of it is never counted as a fault.  sv: as populate_at().
+ */
+static int map_edge(struct mm_world *w, struct mm_space *tm,
+		    struct mm_vma *sv, uint64_t addr)
+{
+	struct pt_table *pmd;
+	int r = mm_pt_walk_alloc(w, tm, sv, addr, PT_PMD, &pmd, NULL);
+	return r < 0 ? r : 0;
+}
+
 /* Makes v's page at addr present in mm, or in the mshare host when v is in
  * a region (a page past the region's end is not modelled). */
 static int populate(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		    uint64_t addr, bool write)
 {
+	if (mm_span_edge(v, addr))
+		return map_edge(w, mm, v, addr);
 	unsigned leaf = mm_leaf_level_at(v, addr);
 	if (!v->mshare)
 		return populate_at(w, mm, v, v, addr, leaf, write);
@@ -143,6 +160,12 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
 	for (uint64_t a = start, next; a < end; a = next) {
 		next = min_u64(align_down(a, unit) + unit, end);
+		if (mm_span_edge(v, a)) {
+			int r = map_edge(w, tm, sv, a);
+			if (r)
+				return r;
+			continue;
+		}
 		bool as_huge = !v->mshare && mm_span_huge(v, a);
 		if (v->huge_shift || as_huge) {
 			int r = populate_at(w, tm, v, sv, a,
@@ -375,6 +398,8 @@ static int observe_unit(struct mm_world *w, struct mm_space *mm,
 		return observe_leaf(w, mm, v, sb, PT_PMD, any,
 				    cb == sb && ce == sb + MM_SPAN(PT_PTE), 1,
 				    newly);
+	if (mm_span_edge(v, cb))
+		return any ? map_edge(w, mm, v, cb) : 0;
 	bool thp = any && runs[ri].huge && runs[ri].start <= sb &&
 		   runs[ri].end >= sb + MM_SPAN(PT_PTE) && v->start <= sb &&
 		   sb + MM_SPAN(PT_PTE) <= v->end;

@@ -36,9 +36,10 @@ struct mm_vma {
 	/* Decided once, at creation, for every fault to read: the level of
 	 * the tables whose entries map its pages, and whether the world's
 	 * policy maps its whole aligned 2 MiB spans by PMD leaves
-	 * (mm_vma_as_huge). */
+	 * (mm_vma_as_huge), and whether its pages outside those spans
+	 * need no PTE table either (hugetlb-2m: mm_vma_no_pte). */
 	uint8_t leaf;
-	bool as_huge;
+	bool as_huge, huge_edges;
 	bool mshare;              /* its pages are in its object's mshare region */
 	struct mm_vma *obj_prev, *obj_next;
 	struct avl_node node;     /* in its process's set, by start */
@@ -234,6 +235,23 @@ static inline bool mm_span_huge(const struct mm_vma *v, uint64_t addr)
 {
 	uint64_t sb = align_down(addr, MM_SPAN(PT_PTE));
 	return v->as_huge && v->start <= sb && sb + MM_SPAN(PT_PTE) <= v->end;
+}
+
+/*
+ * hugetlb-2m: v, a mapping of 2 MiB or more it maps by 2 MiB pages, needs
+ * no PTE table for any of its pages: the kernel would have aligned it and
+ * rounded it up (docs/model.md, "Huge pages").
+ */
+static inline bool mm_vma_no_pte(const struct mm_vma *v)
+{
+	return v->huge_edges && v->end - v->start >= MM_SPAN(PT_PTE);
+}
+
+/* addr is in a span v does not cover wholly, where v's pages have no PTE
+ * table (mm_vma_no_pte): an edge, held by its PMD page alone. */
+static inline bool mm_span_edge(const struct mm_vma *v, uint64_t addr)
+{
+	return mm_vma_no_pte(v) && !mm_span_huge(v, addr);
 }
 
 /* The level of the table whose entry maps addr in v. */

@@ -41,9 +41,11 @@ static struct pt_table *new_table(struct mm_world *w, struct mm_space *mm,
 }
 
 /* move_page_tables(): whole PMD pages and PTE tables move when both sides
- * are aligned over the extent, else the entries move one by one. */
-static int move_small(struct mm_world *w, struct mm_space *mm, uint64_t old,
-		      uint64_t new, uint64_t len)
+ * are aligned over the extent, else the entries move one by one.  v's
+ * pages may need no PTE table (mm_vma_no_pte): none is made for them. */
+static int move_small(struct mm_world *w, struct mm_space *mm,
+		      const struct mm_vma *v, uint64_t old, uint64_t new,
+		      uint64_t len)
 {
 	for (uint64_t pos = 0, ext; pos < len; pos += ext) {
 		uint64_t oa = old + pos, na = new + pos, rem = len - pos;
@@ -76,7 +78,7 @@ static int move_small(struct mm_world *w, struct mm_space *mm, uint64_t old,
 		if (pt_entry_is_leaf(opmd->e[k]) && mm_pt_split_leaf(w, opmd,
 								     k))
 			return -ENOMEM;
-		if (!opmd->e[k])
+		if (!opmd->e[k] || mm_vma_no_pte(v))
 			continue;
 		struct pt_table *ote = pt_entry_table(opmd->e[k]), *nte;
 		if (!(nte = new_table(w, mm, na, PT_PTE)))
@@ -180,7 +182,7 @@ static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
 		mm_object_link(v->obj, nv, NULL);
 	mm_vma_insert(mm, nv);
 	int r = v->huge_shift ? move_hugetlb(w, mm, v, old, new, len)
-			      : move_small(w, mm, old, new, len);
+			      : move_small(w, mm, v, old, new, len);
 	if (r)
 		return r;
 	if (flags & MM_REMAP_DONTUNMAP) {

@@ -52,10 +52,11 @@ enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v)
 		}
 		r = MM_REASON_NO_WHOLE_SPAN;
 	}
-	/* Not shared, but mapped by PMD leaves where it covers a span. */
+	/* Not shared, but mapped by 2 MiB pages: by PMD leaves where it
+	 * covers a span, and under hugetlb-2m with no PTE table anywhere. */
 	uint64_t sb = align_down(v->start + MM_SPAN(PT_PTE) - 1, MM_SPAN(PT_PTE));
 	if (r != MM_REASON_SHAREABLE && mm_vma_as_huge(p, v) &&
-	    covers(v, sb, PT_PTE))
+	    (covers(v, sb, PT_PTE) || (p->huge_aligned && mm_vma_no_pte(v))))
 		return MM_REASON_HUGE_PAGES;
 	return r;
 }

@@ -78,6 +78,7 @@ struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 	v->mm = mm;
 	v->leaf = (uint8_t)mm_leaf_of_shift(v->huge_shift);
 	v->as_huge = mm_vma_as_huge(&w->policy, v);
+	v->huge_edges = v->as_huge && w->policy.huge_aligned;
 	v->obj_prev = v->obj_next = NULL;
 	return v;
 }

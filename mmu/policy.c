@@ -53,6 +53,7 @@ const struct mm_policy mm_policy_hugetlb_2m = {
 	.match = MM_MATCH_OBJECT_SLOT,
 	.ignore_locked = true,
 	.huge_shmem = true,
+	.huge_aligned = true,
 	.assumption = "needs vm.nr_hugepages and the program to ask "
 		      "(huge_pages=on, MAP_HUGETLB, SHM_HUGETLB)",
 };
