@@ -61,11 +61,16 @@ static void exe_name(char *exe, size_t cap)
  * too, and every record after HELLO into the ring; without the daemon's
  * connection it is of no use, and unmapped.
  *
- * With a ring, the process runs on at once: the daemon models a forked
- * child from its parent's model, and reads /proc between our calls (the
- * ring's hold).  It waits for the ACK only when the daemon must register
- * its userfaultfd before it touches shared memory, or when records go by
- * the socket (then the reading needs it at rest). */
+ * With a ring, a new image runs on at once: the daemon reads /proc between
+ * our calls (the ring's hold).  It waits for the ACK when the daemon must
+ * register its userfaultfd before it touches shared memory, when records
+ * go by the socket (then the reading needs it at rest), and in a forked
+ * child: its ACK comes once the daemon has copied its parent's model and
+ * read it, which keeps a program that forks faster than the daemon reads
+ * (a server forking a backend per connection) at the daemon's pace,
+ * instead of its children piling up at their exits, each waiting there
+ * for its last reading (PostgreSQL then refuses connections: too many
+ * clients). */
 static void hello(uint32_t flags, uint32_t parent_seq)
 {
 	struct pts_hello m = {
@@ -96,7 +101,8 @@ static void hello(uint32_t flags, uint32_t parent_seq)
 	shim_proc.uffd_sent = sent && uffd >= 0;
 	if (!sent)
 		ring_drop();
-	bool waits = shim_proc.uffd_sent || !shim_proc.ring;
+	bool waits = shim_proc.uffd_sent || !shim_proc.ring ||
+		     (flags & PTS_HELLO_FORKED);
 	if (sent && waits && !conn_wait_ack(m.h.seq))
 		shim_say("no ACK of HELLO within wait_ms", NULL, shim_cfg.wait_ms);
 }

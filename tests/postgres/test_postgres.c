@@ -26,6 +26,10 @@
  * - every process had a userfaultfd (fault mode table), some faults were
  *   seen on them, and mccracken-2005 avoids some of those.
  * The figures are printed, with the text report, for the issue.
+ *
+ * Then a fresh cluster under `ptshare run` with its defaults, and
+ * `pgbench -S -C -c 8 -T 5`, a backend forked for each transaction: it
+ * must succeed as without ptshare, every backend in the report.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -294,6 +298,46 @@ static void test_pgbench_under_ptshare_run(void **state)
 	jr_free(doc);
 }
 
+/*
+ * pgbench -C under ptshare run (its defaults): a backend forked for every
+ * transaction, each traced from its fork to its exit.  The server serves
+ * them all as without ptshare: a build in which each backend ran on after
+ * its fork, faster than the daemon read them, had them wait in turn at
+ * their exits for their last readings, holding their slots, and the server
+ * refused connections ("too many clients"; docs/shim.md, fork).  Every
+ * backend is in the report, none lost.
+ */
+static void test_connection_per_transaction(void **state)
+{
+	struct pg_test *t = *state;
+	const char *const wrap[] = { t->ptshare, "run", "--no-record", "--json",
+				     t->json, "-o", t->text, "--", NULL };
+	struct pg_cmd bench;
+	double tps, connect_ms;
+	assert_int_equal(pg_cluster_start(&t->c, wrap), 0);
+	assert_int_equal(pg_cluster_wait_ready(&t->c), 0);
+	assert_int_equal(pg_pgbench_init(&t->c, 1), 0);
+	assert_int_equal(pg_pgbench_select_start(&t->c, &bench, PG_CLIENTS, 5,
+						 true), 0);
+	int r = pg_cmd_finish(&bench, PG_PGBENCH_S);
+	if (r || pg_pgbench_figures(&bench, &tps, &connect_ms)) {
+		pg_cluster_print_log(&t->c);
+		fail_msg("pgbench -S -C failed (exit %d):\n%s", r, bench.out);
+	}
+	pg_cmd_free(&bench);
+	assert_int_equal(pg_cluster_stop(&t->c), 0);
+	struct jr_error err;
+	struct jr_value *doc = jr_parse_file(t->json, &err);
+	if (!doc || !schema_valid_file(t->json))
+		fail_msg("%s: not a report", t->json);
+	size_t n = jr_len(jr_get(doc, "final_checkpoints"));
+	printf("pgbench -S -C -c %d -T 5: %.0f tps, %.1f ms a connection; %zu "
+	       "processes in the report\n", PG_CLIENTS, tps, connect_ms, n);
+	assert_true(n > PG_NAUX + 1 + (size_t)PG_CLIENTS);
+	assert_int_equal(jr_path_u64(doc, "stream.lost", 1), 0);
+	jr_free(doc);
+}
+
 int main(void)
 {
 	int unrunnable = pg_test_unrunnable(&the_test.c);
@@ -301,6 +345,8 @@ int main(void)
 		return unrunnable;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_pgbench_under_ptshare_run,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connection_per_transaction,
 						setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
