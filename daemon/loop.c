@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "hello.h"
 #include "loop.h"
 #include "lib/grow.h"
 #include "recv.h"
@@ -63,89 +64,6 @@ static bool peer_closed(int fd)
 	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
-/* The process's userfaultfd, once the model has it (its HELLO is about to
- * be acked): its shared memory registered before the process goes on, a
- * forked child's before its fork() returns (docs/faults.md). */
-static void faults_start(struct loop *l, struct conn *c)
-{
-	int err = uffd_start(&c->uf, l->cfg.faults);
-	ingest_fault_mode(l->g, c->pid, err ? PTS_FAULTS_OFF : l->cfg.faults, -err);
-	if (err)
-		return;
-	uffd_sync(&c->uf, l->g, c->pid, 0, UINT64_MAX);
-	arm_uffd(l, c);
-}
-
-/* A 32-byte send on a unix socket completes or fails at once; through the
- * ring it would need a buffer kept until completion.  A peer that is gone
- * shows as the end of its stream.  A peer whose socket is full has not
- * read hundreds of acks (a shim reads each it waits for, and waits for a
- * few): it is dropped, its connection shut down, so that the reads of it
- * end as at its end of file (the connection may be another than the one
- * being read: a forked child's). */
-static void send_acks(struct loop *l, const struct ingest_action *act)
-{
-	for (unsigned i = 0; i < act->nack; i++) {
-		struct conn *c = ingest_conn_owner(l->g, act->ack[i].conn);
-		if (!c)
-			continue;
-		if (c->uf.fd >= 0 && !c->uf.started && !l->stopping)
-			faults_start(l, c);
-		if (send(c->fd, &act->ack[i].rec, sizeof(act->ack[i].rec),
-			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
-		    (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			ingest_drop(l->g, c->id, REPORT_DROP_DEAF);
-			shutdown(c->fd, SHUT_RDWR);
-		}
-	}
-}
-
-/* The acks a reading owes (ingest_owed_acks), all of them. */
-static void send_owed_acks(struct loop *l)
-{
-	bool more;
-	do {
-		struct ingest_action act = { 0 };
-		more = ingest_owed_acks(l->g, &act);
-		send_acks(l, &act);
-	} while (more);
-}
-
-/* A process that could not make a userfaultfd (a user without access to
- * /dev/userfaultfd): said once, with the fix.  Not a process out of fds or
- * memory just then: that is no setting to fix, the report has its errno,
- * and the stderr of `ptshare run` is the program's. */
-static void hello_without_uffd(struct loop *l, const struct conn *c, int err)
-{
-	bool setting = err != EMFILE && err != ENFILE && err != ENOMEM;
-	if (err && setting && l->cfg.faults != PTS_FAULTS_OFF)
-		uffd_say_unavailable(err, c->uid);
-}
-
-/* The fds a HELLO brought, as it says: its userfaultfd (kept, a copy,
- * when faults are wanted: docs/faults.md, Who holds the userfaultfd), then
- * its record ring's memfd, mapped.  False when the ring it says it brings
- * cannot be read: the process is dropped, as for a malformed record (its
- * records would go where we cannot see them). */
-static bool hello_fds(struct loop *l, struct conn *c,
-		      const struct ingest_action *act, const struct msghdr *m)
-{
-	int fds[RECV_FDS_MAX];
-	size_t n = m ? recv_fds(m, fds, RECV_FDS_MAX) : 0, i = 0;
-	if (act->take_uffd && i < n && l->cfg.faults != PTS_FAULTS_OFF)
-		uffd_take(&c->uf, fds[i]);
-	i += act->take_uffd;
-	if (!act->take_ring || c->rr.hdr)
-		return !act->take_ring;
-	int err = i < n ? rec_ring_map(&c->rr, fds[i]) : -EBADF;
-	c->uf.ring_dev = c->rr.dev;
-	c->uf.ring_ino = c->rr.ino;
-	if (err)
-		say_once("process %d: its record ring cannot be read (%s): "
-			 "dropped", (int)c->pid, strerror(-err));
-	return !err;
-}
-
 static bool drain_ring(struct loop *l, struct conn *c, unsigned max);
 
 /* A kick: the process waits for us, or wants its ring read now. */
@@ -164,8 +82,8 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
 static void settle(struct loop *l, struct ingest_action *acks)
 {
 	readings_make(l->cfg.readings, l->g);
-	send_acks(l, acks);
-	send_owed_acks(l);
+	acks_send(l, acks);
+	acks_send_owed(l);
 	acks->nack = 0;
 }
 
@@ -182,10 +100,10 @@ static bool record_in(struct loop *l, struct conn *c, const unsigned char *data,
 {
 	struct ingest_action act = { 0 };
 	ingest_packet(l->g, c->id, data, len, &act);
-	bool fds_kept = hello_fds(l, c, &act, m);
+	bool fds_kept = hello_fds_take(l, c, &act, m);
 	if (m)
 		recv_close_fds(m);
-	hello_without_uffd(l, c, act.hello_uffd_errno);
+	hello_uffd_missing(l, c, act.hello_uffd_errno);
 	for (unsigned i = 0; i < act.nuffd; i++)
 		uffd_act(&c->uf, l->g, c->pid, &act.uffd[i]);
 	if (!acks)
@@ -566,7 +484,7 @@ static void tick(struct loop *l)
 	drain_all(l);
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
 	readings_make(l->cfg.readings, l->g);
-	send_owed_acks(l);
+	acks_send_owed(l);
 	for (size_t i = 0; i < l->conns.nopen; i++)
 		uffd_sync(&l->conns.open[i]->uf, l->g, l->conns.open[i]->pid, 0,
 			  UINT64_MAX);
