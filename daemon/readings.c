@@ -188,7 +188,7 @@ static void read_one(struct readings *rd, struct ingest *g,
 	}
 	f.r.end = (struct pts_ck_end){
 		.vmpte_kb = err ? -1 : (int64_t)img.status.vmpte_kb,
-		.stable = (!err && img.stable ? PTS_CK_STABLE : 0) |
+		.flags = (!err && img.stable ? PTS_CK_STABLE : 0) |
 			  (raced ? PTS_CK_RACED : 0),
 		.err = err,
 	};

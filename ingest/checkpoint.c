@@ -24,7 +24,7 @@ static bool runs_fit_vmpte(const struct ck_accum *ck,
 {
 	uint64_t tables = e->vmpte_kb > 0 ? (uint64_t)e->vmpte_kb / 4 : 0;
 	uint64_t spans = 0, last = UINT64_MAX;
-	for (size_t i = 0; (e->stable & PTS_CK_STABLE) && i < ck->nrun; i++) {
+	for (size_t i = 0; (e->flags & PTS_CK_STABLE) && i < ck->nrun; i++) {
 		const struct mm_run *r = &ck->run[i];
 		if (r->huge || r->end <= r->start)
 			continue;
@@ -50,7 +50,7 @@ static void ck_end(struct ingest *g, struct session *s,
 		s->last.resyncs++;
 		g->stream.resyncs++;
 	}
-	if (e->stable & PTS_CK_RACED)
+	if (e->flags & PTS_CK_RACED)
 		g->stream.readings_raced++;
 	if (e->err == -ESRCH && !s->conn) /* a connection says so as it closes */
 		s->gone = true;
@@ -86,7 +86,7 @@ static void ck_end(struct ingest *g, struct session *s,
 		return;
 	s->last.model_kb = s->last.policy_kb[0];
 	s->last.proc.vmpte_kb = e->vmpte_kb;
-	s->last.proc.stable = e->stable & PTS_CK_STABLE;
+	s->last.proc.stable = e->flags & PTS_CK_STABLE;
 	s->last.reason = ck->reason;
 	g->reading_ns = e->h.time_ns;
 	/* Before processes start to leave, and on the timer: the peak, once

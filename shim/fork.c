@@ -28,14 +28,8 @@ static pid_t fork_traced(pid_t (*real)(void))
 	 * state's own (a child of a raw clone): its child would not be ours. */
 	bool traced = proc_tracing_wanted() && !shim_tls.depth &&
 		      shim_getpid() == shim_proc.pid;
-	if (traced) {
-		struct shim_call c;
-		int err = errno;
-		section_begin(&c);
+	if (traced)
 		ring_wait_read();
-		section_end(&c);
-		errno = err;
-	}
 	pid_t child = real();
 	if (!traced || child < 0)
 		return child;

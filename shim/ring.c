@@ -217,14 +217,21 @@ void ring_call_end(void)
 
 /* A child copies its parent's model: before the first reading of this
  * image has made that whole, a fork waits for it (kicked, within
- * wait_ms, as for an ACK: a late daemon is not waited for). */
+ * wait_ms, as for an ACK: a late daemon is not waited for), inside the
+ * critical section.  Once it is read, which is almost always, a fork
+ * costs a load here. */
 void ring_wait_read(void)
 {
 	struct pts_ring *r = shim_proc.ring;
+	struct shim_call c;
+	int err = errno;
 
 	if (!r || __atomic_load_n(&r->read, __ATOMIC_ACQUIRE))
 		return;
+	section_begin(&c);
 	ring_kick_if_ours();
 	if (!wait_while(&r->read, 0, conn_deadline()))
 		conn_unread_late();
+	section_end(&c);
+	errno = err;
 }

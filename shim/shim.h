@@ -193,7 +193,8 @@ bool ring_unread(void);                 /* the daemon has not taken all */
  * calls), and a call waits (bounded) for the reading to end. */
 void ring_call_begin(void);
 void ring_call_end(void);
-void ring_wait_read(void);      /* before a fork: the image read once */
+void ring_wait_read(void);      /* before a fork: the image read once;
+				 * takes the critical section if it waits */
 int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */
 
 /* proc.c: this process's lifecycle. */

@@ -373,7 +373,7 @@ struct pts_ck_cgroup {
 struct pts_ck_end {
 	struct pts_hdr h;
 	int64_t vmpte_kb;     /* -1 when /proc could not be read */
-	uint32_t stable;      /* PTS_CK_STABLE, PTS_CK_RACED */
+	uint32_t flags;       /* PTS_CK_STABLE, PTS_CK_RACED */
 	int32_t err;          /* why it could not be read (negative errno) */
 };
 

@@ -515,7 +515,7 @@ static int cgroup_reading(struct fixture *f, int32_t pid, const char *path,
 			.len = len } };
 	memcpy(cg.c.path, path, strlen(path));
 	struct pts_ck_end e = { .h = { .type = PTS_CK_END, .size = sizeof(e) },
-				.vmpte_kb = 0, .stable = 1 };
+				.vmpte_kb = 0, .flags = PTS_CK_STABLE };
 	assert_int_equal(ingest_replay(f->g, pid, 0, &b, sizeof(b)), 0);
 	int r = ingest_replay(f->g, pid, 0, &cg, cg.c.h.size);
 	assert_int_equal(ingest_replay(f->g, pid, 0, &e, sizeof(e)), 0);

@@ -34,7 +34,7 @@ void ck_reading(int32_t pid, const struct pts_ck_vma *v, size_t nv,
 	emit(arg, pid, &r, size);
 	memset(&r, 0, sizeof(r));
 	r.e.vmpte_kb = vmpte_kb;
-	r.e.stable = 1;
+	r.e.flags = PTS_CK_STABLE;
 	r.h = (struct pts_hdr){ .type = PTS_CK_END, .size = sizeof(r.e) };
 	emit(arg, pid, &r, sizeof(r.e));
 }
