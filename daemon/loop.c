@@ -13,6 +13,7 @@
 #include "access.h"
 #include "hello.h"
 #include "loop.h"
+#include "lib/clock.h"
 #include "lib/grow.h"
 #include "recv.h"
 #include "requests.h"
@@ -26,6 +27,10 @@
  * all are read (the timer's checkpoints, the end of the run). */
 #define READ_ON_MAX 64
 #define DRAIN_MAX 4096
+/* A turn's share of the rings: passes of RING_CHUNK records a ring, for
+ * about TURN_RINGS_NS (drain_rings). */
+#define RING_CHUNK 256
+#define TURN_RINGS_NS 1000000
 #define ACCEPT_RETRY_NS 100000000 /* after an accept failed (EMFILE...) */
 #define REPORT_WAIT_S 10 /* for a report client's request, once connected */
 
@@ -529,18 +534,27 @@ static void serve_faults(struct loop *l)
 	}
 }
 
-/* What every ring holds, up to DRAIN_MAX records each: records come with
- * no wake-up, and are taken at every turn, which comes at least every
- * PTS_HEARTBEAT_IDLE_MS while a process is connected (wait_some).
- * Backwards, as drain_all. */
+/* What the rings hold: records come with no wake-up, and are taken at
+ * every turn, which comes at least every PTS_HEARTBEAT_IDLE_MS while a
+ * process is connected (wait_some).  In passes of RING_CHUNK records a
+ * ring, for TURN_RINGS_NS and a pass at most: a HELLO, a fault and a
+ * report wait for the turn to end, and eight busy rings drained whole
+ * made it 60 ms and more.  Rings left with records make the next wait
+ * return at once (rings_due).  Backwards, as drain_all. */
 static void drain_rings(struct loop *l)
 {
-	for (size_t i = l->conns.nopen; i-- > 0;) {
-		struct conn *c = l->conns.open[i];
-		if (c->broken ||
-		    (rec_ring_pending(&c->rr) && !drain_ring(l, c, DRAIN_MAX)))
-			conn_end(l, c);
-	}
+	uint64_t end = now_ns() + TURN_RINGS_NS;
+	do {
+		l->rings_due = false;
+		for (size_t i = l->conns.nopen; i-- > 0;) {
+			struct conn *c = l->conns.open[i];
+			if (c->broken || (rec_ring_pending(&c->rr) &&
+					  !drain_ring(l, c, RING_CHUNK)))
+				conn_end(l, c);
+			else if (rec_ring_pending(&c->rr))
+				l->rings_due = true;
+		}
+	} while (l->rings_due && now_ns() < end);
 }
 
 /*
@@ -579,13 +593,13 @@ static void serve_reports(struct loop *l)
 	}
 }
 
-/* Submits what is queued, waits for a completion (faults left to read:
- * no waiting, they would not wake us; a watched loop, or one with rings
- * to read: at most PTS_HEARTBEAT_IDLE_MS), handles all there are. */
+/* Submits what is queued, waits for a completion (faults or records left
+ * to read: no waiting, they would not wake us; a watched loop, or one with
+ * rings to read: at most PTS_HEARTBEAT_IDLE_MS), handles all there are. */
 static int wait_some(struct loop *l)
 {
 	struct io_uring_cqe *cqe;
-	if (l->faults_due)
+	if (l->faults_due || l->rings_due)
 		return io_uring_submit_and_get_events(&l->ring);
 	if (l->cfg.heartbeat || l->conns.nopen)
 		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &l->idle,

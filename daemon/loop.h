@@ -57,6 +57,7 @@ struct loop {
 	bool accept_down;      /* armed again at the retry: the shims' accept */
 	bool report_accept_down; /* ...and the report socket's */
 	bool faults_due;       /* a userfaultfd was left with faults to read */
+	bool rings_due;        /* a ring was left with records to read */
 };
 
 /* The ring and the first requests.  0, or -errno. */

@@ -148,7 +148,7 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
  * cgroup when it changed, the
  * objects' names, the mappings, the populated pages, VmPTE. */
 static void read_one(struct readings *rd, struct ingest *g,
-		     const struct ingest_reading *want)
+		     struct ingest_reading *want)
 {
 	struct procfs_image img = { .written = want->written };
 	struct feed f = { .g = g, .pid = want->pid };

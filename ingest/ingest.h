@@ -156,10 +156,10 @@ void ingest_checkpoint_all(struct ingest *g, uint32_t reason);
 /* The next reading owed, in order: false when none is. */
 bool ingest_reading_next(struct ingest *g, struct ingest_reading *out);
 /* Whether r is still wanted, once what the process sent before it has
- * been applied (the daemon drains its ring first): not when a later
- * reading is owed for it. */
-bool ingest_reading_wanted(struct ingest *g,
-			   const struct ingest_reading *r);
+ * been applied (the daemon drains its ring first): not when the process
+ * has left the model.  The readings owed for it since are r (its reason
+ * may change: an EXIT's, say). */
+bool ingest_reading_wanted(struct ingest *g, struct ingest_reading *r);
 /* One record of a reading the caller made of pid (PTS_CK_BEGIN, ...,
  * PTS_CK_END), applied and traced as a replay applies it. */
 void ingest_reading_record(struct ingest *g, int32_t pid, const void *rec);

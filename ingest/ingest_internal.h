@@ -111,11 +111,12 @@ struct dev_kind {
 
 /* A reading of /proc owed to the caller (ingest_reading_next): of one
  * process, or one of every process's (a full read: first the adoption of
- * a forked child whose parent's PTS_FORK never came, then its reading). */
+ * a forked child whose parent's PTS_FORK never came, then its reading), or
+ * one an earlier reading of the process took on (ingest_reading_wanted). */
 struct owed {
 	int32_t pid;
 	uint32_t reason;
-	enum { OWED_ONE, OWED_ALL_ADOPT, OWED_ALL } kind;
+	enum { OWED_ONE, OWED_ALL_ADOPT, OWED_ALL, OWED_TAKEN } kind;
 };
 
 struct ingest {

@@ -86,7 +86,7 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 	while (g->next_owed < g->nowed) {
 		struct owed *o = &g->owed[g->next_owed];
 		struct session *s = ingest_session_of(g, o->pid);
-		if (!s) {
+		if (!s || o->kind == OWED_TAKEN) {
 			g->next_owed++;
 			continue;
 		}
@@ -112,17 +112,27 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 	return false;
 }
 
-/* Checked once the process's ring is drained, just before the reading:
- * one a later reading is owed for (its EXIT came meanwhile, say: that one
- * sees the same) needs none now.  (A child that exec'd is still read: its
- * new image may never say HELLO, a static one.) */
-bool ingest_reading_wanted(struct ingest *g, const struct ingest_reading *r)
+/* Checked once the process's ring is drained, just before the reading.
+ * The readings owed for the same process since (its EXIT came meanwhile,
+ * its records asked for a resync) are this one: it sees what they would,
+ * every record before it applied.  Made later, each would drain records
+ * that owe the next, and a process writing at the daemon's pace would
+ * hold the daemon in a chain of readings none of which is made.  The
+ * reading takes the last one's reason, but a resync's: any reading is
+ * one.  (A child that exec'd is still read: its new image may never say
+ * HELLO, a static one.) */
+bool ingest_reading_wanted(struct ingest *g, struct ingest_reading *r)
 {
 	const struct session *s = ingest_session_of(g, r->pid);
 	if (!s)
 		return false;
-	for (size_t i = g->next_owed; i < g->nowed; i++)
-		if (g->owed[i].pid == r->pid && g->owed[i].kind == OWED_ONE)
-			return false;
+	for (size_t i = g->next_owed; i < g->nowed; i++) {
+		struct owed *o = &g->owed[i];
+		if (o->pid != r->pid || o->kind != OWED_ONE)
+			continue;
+		if (o->reason != PTS_CK_RESYNC)
+			r->reason = o->reason;
+		o->kind = OWED_TAKEN;
+	}
 	return true;
 }

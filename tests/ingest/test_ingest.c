@@ -748,6 +748,38 @@ static void peak_waits_for_records(void **state)
 	assert_replays_same(f);
 }
 
+/* The readings owed for a process while its ring was drained for a
+ * reading are that reading (ingest_reading_wanted): a resync its records
+ * asked for leaves its reason, an EXIT's gives it its own; none is made
+ * after.  Made later, each would drain more records owing the next. */
+static void readings_owed_since_are_one(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	struct ingest_reading want;
+	uint32_t c = hello(f, 100, 0, &act);
+	assert_true(ingest_reading_next(f->g, &want));
+	assert_int_equal(want.pid, 100);
+	assert_int_equal(want.reason, PTS_CK_CONNECT);
+	/* what the ring held: more model work than a reading may lag */
+	for (int i = 0; i < 4200; i++)
+		mmap_rec(f, c, BASE, MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	assert_true(ingest_reading_wanted(f->g, &want));
+	assert_int_equal(want.reason, PTS_CK_CONNECT);
+	checkpoint(f, 100, NULL, 0, NULL, 0, 0);
+	assert_false(ingest_reading_next(f->g, &want));
+
+	for (int i = 0; i < 4200; i++)
+		mmap_rec(f, c, BASE, MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	assert_true(ingest_reading_next(f->g, &want));
+	assert_int_equal(want.reason, PTS_CK_RESYNC);
+	struct pts_exit ex = { .status = 0 };
+	send_rec(f, c, &ex, PTS_EXIT, sizeof(ex), &act);
+	assert_true(ingest_reading_wanted(f->g, &want));
+	assert_int_equal(want.reason, PTS_CK_EXIT);
+	assert_false(ingest_reading_next(f->g, &want));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -772,6 +804,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(superseded_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(peak_waits_for_records, setup_traced,
+						teardown),
+		cmocka_unit_test_setup_teardown(readings_owed_since_are_one, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
