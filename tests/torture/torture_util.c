@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "torture_util.h"
+#include "lib/clock.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,6 +52,7 @@ void torture_traced(struct torture *t, const char *const opts[],
 	args[n++] = "--";
 	program_args(args + n, argv);
 	t->status = cmd_run(&t->traced, args, NULL);
+	t->traced_end_ns = now_ns();
 	assert_no_sanitizer_report(&t->traced);
 	assert_true(t->status >= 0);
 	assert_int_equal(dir_entries(run_tmpdir), 0);

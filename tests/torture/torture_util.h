@@ -18,6 +18,7 @@ struct torture {
 	char dir[64];          /* the report's */
 	struct cmd plain, traced;
 	int status;            /* the program's, either way */
+	uint64_t traced_end_ns; /* now_ns() once `ptshare run` had exited */
 	struct jr_value *doc;  /* the JSON report */
 };
 
