@@ -26,6 +26,7 @@ struct conn {
 	bool closing;       /* ended; waiting for its requests to finish */
 	bool broken;        /* dropped inside a reading: ended at the turn's
 			     * drain (a reading cannot end it under a caller) */
+	bool acked;         /* an ack went out: its HELLO's is the first */
 	struct uffd uf;     /* the process's userfaultfd, if it sent one */
 	struct rec_ring rr; /* its record ring, if it sent one */
 };

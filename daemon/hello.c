@@ -29,20 +29,42 @@ static void faults_start(struct loop *l, struct conn *c)
  * few): it is dropped, its connection shut down, so that the reads of it
  * end as at its end of file (the connection may be another than the one
  * being read: a forked child's). */
+static void ack_send(struct loop *l, struct conn *c, const struct pts_ack *a)
+{
+	if (c->uf.fd >= 0 && !c->uf.started && !l->stopping)
+		faults_start(l, c);
+	c->acked = true;
+	if (send(c->fd, a, sizeof(*a), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		ingest_drop(l->g, c->id, REPORT_DROP_DEAF);
+		shutdown(c->fd, SHUT_RDWR);
+	}
+}
+
 void acks_send(struct loop *l, const struct ingest_action *act)
 {
 	for (unsigned i = 0; i < act->nack; i++) {
 		struct conn *c = ingest_conn_owner(l->g, act->ack[i].conn);
-		if (!c)
+		if (c)
+			ack_send(l, c, &act->ack[i].rec);
+	}
+}
+
+/* A HELLO's ack need not wait for the process's reading when it has a
+ * ring: the reading is made between its calls (readings.h), so what it
+ * does meanwhile is in the records the reading drains first.  A forked
+ * child, which waits for that ack, then runs on a reading sooner.  Not
+ * with a userfaultfd: its registrations, made before the ack, follow the
+ * model, which a new image's first reading fills.  Those acks, sent, leave
+ * act (their conn 0); the others wait for the readings. */
+void acks_send_hellos(struct loop *l, struct ingest_action *act)
+{
+	for (unsigned i = 0; i < act->nack; i++) {
+		struct conn *c = ingest_conn_owner(l->g, act->ack[i].conn);
+		if (!c || c->acked || !c->rr.hdr || c->uf.fd >= 0)
 			continue;
-		if (c->uf.fd >= 0 && !c->uf.started && !l->stopping)
-			faults_start(l, c);
-		if (send(c->fd, &act->ack[i].rec, sizeof(act->ack[i].rec),
-			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
-		    (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			ingest_drop(l->g, c->id, REPORT_DROP_DEAF);
-			shutdown(c->fd, SHUT_RDWR);
-		}
+		ack_send(l, c, &act->ack[i].rec);
+		act->ack[i].conn = 0;
 	}
 }
 

@@ -82,10 +82,11 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
 }
 
 /* The readings of /proc the records applied owe, then their acks: a
- * process waiting for an ack (its HELLO, its EXIT) is read before it runs
- * on. */
+ * process waiting for an ack (its EXIT, a HELLO without a ring) is read
+ * before it runs on. */
 static void settle(struct loop *l, struct ingest_action *acks)
 {
+	acks_send_hellos(l, acks);
 	readings_make(l->cfg.readings, l->g);
 	acks_send(l, acks);
 	acks_send_owed(l);
