@@ -83,7 +83,7 @@ int procfs_scan(int pagemap_fd, uint64_t start, uint64_t end, unsigned flags,
 	bool file = !(flags & PROCFS_SCAN_NO_FILE);
 	if (!(flags & PROCFS_SCAN_PAGEMAP_ENTRIES))
 		err = scan_ioctl(pagemap_fd, start, end, file, out);
-	if (err == -ENOTTY) {
+	if (err == -ENOTTY && !(flags & PROCFS_SCAN_IOCTL)) {
 		out->n = 0;
 		out->exact = false;
 		err = procfs_scan_entries(pagemap_fd, start, end, file, out);

@@ -225,6 +225,9 @@ enum procfs_scan_flag {
 	 */
 	PROCFS_SCAN_NO_FILE = 1u << 0,
 	PROCFS_SCAN_PAGEMAP_ENTRIES = 1u << 1, /* skip the ioctl (tests) */
+	/* only the ioctl: -ENOTTY without it (a range with gaps of
+	 * terabytes, whose 8-byte entries would take minutes to read) */
+	PROCFS_SCAN_IOCTL = 1u << 2,
 };
 
 /* An fd for procfs_scan; -ESRCH for a process without address space. */
