@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ingest's readings, fed by hand as a replay feeds them (no /proc):
+ * checkpoint records reconciling the model, records around them, the peak
+ * they let be taken, and the readings owed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "ingest_fixture.h"
+#include "ingest/trace.h"
+
+/* A reading of pid whose PTS_CK_CGROUP says path (len bytes of it). */
+static int cgroup_reading(struct fixture *f, int32_t pid, const char *path,
+			  uint32_t len)
+{
+	struct pts_ck_begin b = { .h = { .type = PTS_CK_BEGIN, .size = sizeof(b) },
+				  .pid = pid, .reason = PTS_CK_TIMER };
+	union {
+		struct pts_ck_cgroup c;
+		uint8_t b[sizeof(struct pts_ck_cgroup) + 512];
+	} cg = { .c = { .h = { .type = PTS_CK_CGROUP,
+			       .size = (uint16_t)(sizeof(cg.c) + len) },
+			.len = len } };
+	memcpy(cg.c.path, path, strlen(path));
+	struct pts_ck_end e = { .h = { .type = PTS_CK_END, .size = sizeof(e) },
+				.vmpte_kb = 0, .flags = PTS_CK_STABLE };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &b, sizeof(b)), 0);
+	int r = ingest_replay(f->g, pid, 0, &cg, cg.c.h.size);
+	assert_int_equal(ingest_replay(f->g, pid, 0, &e, sizeof(e)), 0);
+	return r;
+}
+
+/* A reading's PTS_CK_CGROUP is the process's cgroup in the report (and
+ * its group with --group-by cgroup), until another says otherwise; one
+ * longer than PTS_CGROUP_MAX is refused as malformed. */
+static void cgroup_from_reading(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	ingest_report_options(f->g, REPORT_GROUP_CGROUP, false);
+	hello(f, 100, 0, &act);
+	assert_int_equal(cgroup_reading(f, 100, "/system.slice/a.service", 23), 0);
+	const struct report *r = ingest_report(f->g);
+	assert_string_equal(final_of_pid(r, 100)->proc.cgroup,
+			    "/system.slice/a.service");
+	assert_int_equal(r->ngroups, 1);
+	assert_string_equal(r->groups[0].key, "/system.slice/a.service");
+	assert_int_equal(cgroup_reading(f, 100, "/b", 2), 0);
+	r = ingest_report(f->g);
+	assert_string_equal(final_of_pid(r, 100)->proc.cgroup, "/b");
+	char longer[PTS_CGROUP_MAX + 2];
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	assert_int_equal(cgroup_reading(f, 100, longer, PTS_CGROUP_MAX + 1),
+			 -EPROTO);
+	assert_string_equal(final_of_pid(ingest_report(f->g), 100)->proc.cgroup,
+			    "/b");
+}
+
+/* A checkpoint maps what the shim did not see, unmaps what is gone and
+ * changes a protection, keeping the tables of what agrees. */
+static void reconcile_from_proc(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 400, 0, &act);
+	mmap_rec(f, c1, BASE, 4 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	mmap_rec(f, c1, BASE + 8 * MIB, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	struct pts_ck_vma v[2] = {
+		{ .start = BASE, .end = BASE + 4 * MIB, .kind = MM_OBJ_ANON,
+		  .prot = MM_PROT_READ },                    /* protection changed */
+		{ .start = BASE + 16 * MIB, .end = BASE + 18 * MIB,
+		  .kind = MM_OBJ_FILE, .dev = 8, .ino = 9,
+		  .prot = MM_PROT_READ },                    /* unseen mapping */
+	};                                                   /* BASE+8M: gone */
+	struct pts_ck_run run[2] = { { BASE, BASE + 4096, 0, 0 },
+				     { BASE + 16 * MIB, BASE + 16 * MIB + 4096, 0, 0 } };
+	checkpoint(f, 400, v, 2, run, 2, 16);
+	struct mm_proc_stats s;
+	assert_int_equal(mm_proc_stats(f->ws.w[0], 400, &s), 0);
+	assert_int_equal(s.vmas, 2);
+	assert_int_equal(s.mapped_bytes, 6 * MIB);
+	assert_int_equal(s.tables[PT_PTE], 2);
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->stream.proc_only_bytes, 2 * MIB);
+	assert_int_equal(r->stream.intercepted_bytes, 6 * MIB);
+	assert_int_equal(r->finals_exact, 1);
+}
+
+/* A checkpoint may read /proc after a call and before its record: the
+ * record then finds its mapping there and is taken as already applied. */
+static void record_after_checkpoint(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 500, 0, &act);
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 4 * MIB,
+				.kind = MM_OBJ_SHMEM, .dev = 5, .ino = 77,
+				.prot = MM_PROT_READ | MM_PROT_WRITE,
+				.flags = MM_VMA_SHARED };
+	checkpoint(f, 500, &v, 1, NULL, 0, 0);
+	mmap_rec(f, c1, BASE, 4 * MIB, MAP_SHARED | MAP_ANONYMOUS);
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->stream.refused, 0);
+	/* a record that does not match what is there is still refused */
+	mmap_rec(f, c1, BASE, 2 * MIB, MAP_PRIVATE | MAP_ANONYMOUS);
+	r = ingest_report(f->g);
+	assert_int_equal(r->stream.refused, 1);
+}
+
+/* An mmap made after a checkpoint's reading began lands where the kernel
+ * found nothing: what the model has there, from that older reading (a
+ * mapping glibc unmapped where no interposer saw it), goes. */
+static void mmap_after_checkpoint(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c1 = hello(f, 600, 0, &act);
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 8 * MIB,
+				.kind = MM_OBJ_ANON,
+				.prot = MM_PROT_READ | MM_PROT_WRITE };
+	checkpoint(f, 600, &v, 1, NULL, 0, 0);
+	struct pts_mmap m = { .h.time_ns = 1, .addr = BASE + 2 * MIB,
+			      .len = MIB, .prot = PROT_READ | PROT_WRITE,
+			      .flags = MAP_SHARED | MAP_ANONYMOUS, .fd = -1 };
+	send_rec(f, c1, &m, PTS_MMAP, sizeof(m), &act);
+	assert_int_equal(ingest_report(f->g)->stream.refused, 0);
+	struct mm_proc_stats s;
+	assert_int_equal(mm_proc_stats(f->ws.w[0], 600, &s), 0);
+	assert_int_equal(s.vmas, 3);
+	assert_int_equal(s.mapped_bytes, 8 * MIB);
+}
+
+/* pid maps 2 MiB of private anonymous memory read-only with MAP_POPULATE
+ * (read faults), then forks child: the child's tables under linux. */
+static uint64_t read_populate_fork(struct fixture *f, int32_t pid,
+				   int32_t child)
+{
+	struct ingest_action act;
+	uint32_t c = hello(f, pid, 0, &act);
+	struct pts_mmap m = {
+		.addr = BASE, .len = 2 * MIB, .prot = PROT_READ, .fd = -1,
+		.flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
+	};
+	send_rec(f, c, &m, PTS_MMAP, sizeof(m), &act);
+	assert_int_equal(tables(f, 0, pid), 3); /* PUD + PMD + PTE */
+	struct pts_fork fk = { .child = child };
+	send_rec(f, c, &fk, PTS_FORK, sizeof(fk), &act);
+	hello(f, child, PTS_HELLO_FORKED, &act);
+	return tables(f, 0, child);
+}
+
+/* What a read of private anonymous memory maps travels in the trace: the
+ * read pages are an anonymous page, and fork copies their tables, after a
+ * PTS_ZERO_PAGE record that says so, live and replayed; without one (an
+ * older trace) they are the zero page, and it does not. */
+static void zero_page_in_trace(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(read_populate_fork(f, 700, 701), 0);
+	ingest_zero_page(f->g, false);
+	assert_int_equal(read_populate_fork(f, 800, 801), 3);
+
+	struct fixture *r = fixture_new(NULL);
+	struct trace_error te;
+	rewind(f->trace);
+	assert_int_equal(ingest_trace_replay(f->trace, r->g, false, &te), 0);
+	assert_int_equal(tables(r, 0, 701), 0);
+	assert_int_equal(tables(r, 0, 801), 3);
+	fixture_free(r);
+}
+
+/* A record that changes nothing (a failed call): the peak due after a
+ * reading is taken, or passed by, at the next record. */
+static void nudge(struct fixture *f, uint32_t conn)
+{
+	struct ingest_action act;
+	struct pts_range m = { .h.flags = PTS_F_FAILED, .addr = BASE,
+				.len = MIB, .result_errno = EINVAL };
+	send_rec(f, conn, &m, PTS_MUNMAP, sizeof(m), &act);
+}
+
+static uint64_t peak_tables(struct fixture *f)
+{
+	return report_sum3(ingest_report_now(f->g)->totals[0].linked);
+}
+
+/*
+ * The peak is a report of every process: past 64 processes, after a
+ * reading it is taken once a record per process beyond 64 came since the
+ * last, so that a rising workload does not pay the square of its
+ * processes.  A higher moment passed by is said, until a peak as high is
+ * taken.
+ */
+static void peak_waits_for_records(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 2 * MIB,
+				.kind = MM_OBJ_ANON,
+				.prot = MM_PROT_READ | MM_PROT_WRITE };
+	struct pts_ck_run run = { BASE, BASE + 4096, PTS_RUN_ANON, 0 };
+	uint32_t c = hello(f, 800, 0, &act);
+	for (int32_t pid = 801; pid <= 870; pid++) { /* 71 processes */
+		struct pts_fork fk = { .child = pid };
+		send_rec(f, c, &fk, PTS_FORK, sizeof(fk), &act);
+	}
+	/* the first reading's peak is taken */
+	checkpoint(f, 800, &v, 1, &run, 1, 12);
+	nudge(f, c);
+	assert_int_equal(peak_tables(f), 3); /* PUD, PMD and PTE tables */
+	/* 5 records later, fewer than the 7 processes beyond 64: passed by */
+	checkpoint(f, 801, &v, 1, &run, 1, 12);
+	nudge(f, c);
+	assert_int_equal(peak_tables(f), 3);
+	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 6);
+	/* 3 readings that change nothing, 12 records: the next is taken */
+	for (int32_t i = 0; i < 3; i++)
+		checkpoint(f, 870, NULL, 0, NULL, 0, 0);
+	checkpoint(f, 802, &v, 1, &run, 1, 12);
+	nudge(f, c);
+	assert_int_equal(peak_tables(f), 9);
+	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 0);
+	assert_replays_same(f);
+}
+
+/* The readings owed for a process while its ring was drained for a
+ * reading are that reading (ingest_reading_wanted): a resync its records
+ * asked for leaves its reason, an EXIT's gives it its own; none is made
+ * after.  Made later, each would drain more records owing the next. */
+static void readings_owed_since_are_one(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	struct ingest_reading want;
+	uint32_t c = hello(f, 100, 0, &act);
+	assert_true(ingest_reading_next(f->g, &want));
+	assert_int_equal(want.pid, 100);
+	assert_int_equal(want.reason, PTS_CK_CONNECT);
+	/* what the ring held: more model work than a reading may lag */
+	for (int i = 0; i < 4200; i++)
+		mmap_rec(f, c, BASE, MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	assert_true(ingest_reading_wanted(f->g, &want));
+	assert_int_equal(want.reason, PTS_CK_CONNECT);
+	checkpoint(f, 100, NULL, 0, NULL, 0, 0);
+	assert_false(ingest_reading_next(f->g, &want));
+
+	for (int i = 0; i < 4200; i++)
+		mmap_rec(f, c, BASE, MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	assert_true(ingest_reading_next(f->g, &want));
+	assert_int_equal(want.reason, PTS_CK_RESYNC);
+	struct pts_exit ex = { .status = 0 };
+	send_rec(f, c, &ex, PTS_EXIT, sizeof(ex), &act);
+	assert_true(ingest_reading_wanted(f->g, &want));
+	assert_int_equal(want.reason, PTS_CK_EXIT);
+	assert_false(ingest_reading_next(f->g, &want));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(cgroup_from_reading, setup, teardown),
+		cmocka_unit_test_setup_teardown(reconcile_from_proc, setup, teardown),
+		cmocka_unit_test_setup_teardown(record_after_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(mmap_after_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(zero_page_in_trace, setup_traced,
+						teardown),
+		cmocka_unit_test_setup_teardown(peak_waits_for_records, setup_traced,
+						teardown),
+		cmocka_unit_test_setup_teardown(readings_owed_since_are_one, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests_name("ingest_readings", tests, NULL, NULL);
+}
