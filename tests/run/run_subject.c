@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../support/subject.h"
@@ -171,6 +172,11 @@ static int closefds(void)
 	char *p = map_anon(4 * MIB, MAP_PRIVATE);
 	touch(p, 4 * MIB);
 	munmap(p, 4 * MIB);
+	/* It runs on untraced: long enough for the daemon to see the close
+	 * while it lives (a loaded machine took more than the few ms the
+	 * mapping takes), which is what tells it from an exit. */
+	struct timespec on = { .tv_nsec = 500 * 1000 * 1000 };
+	nanosleep(&on, NULL);
 	dup2(out, 1);
 	say("closefds done\n");
 	return 0;
