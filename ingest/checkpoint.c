@@ -78,6 +78,11 @@ static void ck_end(struct ingest *g, struct session *s,
 			ingest_session_refused(g, s,
 					       mm_world_error(g->ws->w[k]));
 	s->in_checkpoint = false;
+	/* Its last reading (it said PTS_EXIT, and exits once acked): from
+	 * now on the pages it shared turn exclusive in the others without
+	 * a write, before its session ends (mm_exiting). */
+	for (size_t k = 0; s->exiting && k < g->ws->n; k++)
+		mm_exiting(g->ws->w[k], pid);
 	struct mm_proc_stats st;
 	for (size_t k = 0; k < g->ws->n; k++)
 		s->last.policy_kb[k] = mm_proc_stats(g->ws->w[k], pid, &st)

@@ -217,7 +217,9 @@ int mm_check(struct mm_world *w)
 		return r;
 	struct census cs = { 0 };
 	uint64_t linked = 0;
+	uint32_t exiting = 0;
 	for (struct mm_space *mm = w->first; mm && !r; mm = mm->next) {
+		exiting += mm->exiting;
 		if (mm->pgd->level != PT_PGD || mm->pgd->share != 1)
 			r = BAD(w, "process %u has a bad root table", mm->pid);
 		else if (!(r = check_vmas(w, mm, &linked)) &&
@@ -225,6 +227,9 @@ int mm_check(struct mm_world *w)
 			 !(r = check_placement(w, mm, mm->pgd, 0)))
 			r = census_table(w, &cs, mm->pgd);
 	}
+	if (!r && exiting != w->exiting)
+		r = BAD(w, "%u processes exiting, counted %u", exiting,
+			w->exiting);
 	if (!r && w->host)
 		r = check_hint(w, w->host);
 	if (!r)

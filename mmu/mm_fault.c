@@ -19,6 +19,23 @@ static bool cow_shared(const struct mm_world *w, const struct pt_table *t)
 	return w->policy.cow_pte && t->share > 1;
 }
 
+/* cow-pte: whether t, a shared PTE table mm links at sb, is shared with a
+ * process that maps its pages still: one not exiting (mm_exiting), or a
+ * link not found at sb in an exiting one.  Else the kernel dropped the
+ * others' links, and t is mm's alone. */
+static bool cow_shared_with_running(const struct mm_world *w,
+				    const struct mm_space *mm, uint64_t sb,
+				    const struct pt_table *t)
+{
+	uint32_t exiting = 0;
+	if (!w->exiting)
+		return true;
+	for (const struct mm_space *o = w->first; o; o = o->next)
+		exiting += o != mm && o->exiting &&
+			   mm_pt_lookup(o->pgd, sb, PT_PTE, NULL) == t;
+	return t->share - exiting > 1;
+}
+
 /* cow-pte: the PTE table at addr, *t, made mm's own copy (break_cow_pte());
  * 0 or -ENOMEM.  *shared as mm_pt_lookup() says it of the copy. */
 static int cow_own(struct mm_world *w, struct mm_space *mm, uint64_t addr,
@@ -340,11 +357,14 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	}
 	/* cow-pte: a page gone from a shared table, or one this process maps
 	 * alone (written since the fork, by it or by the other side), is a
-	 * change: the table breaks first. */
-	bool changed = written;
+	 * change: the table breaks first.  Not a page alone because the
+	 * others sharing the table are exiting: their exit, not a write. */
+	bool changed = false;
 	for (unsigned k = 0; t && cow_shared(w, t) && k < PT_ENTRIES / 64; k++)
 		changed |= (t->e[k] & mask[k] & ~obs[k]) != 0;
-	if (changed && t && cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
+	if (!changed && written && t && cow_shared(w, t))
+		changed = cow_shared_with_running(w, mm, sb, t);
+	if (changed && cow_own(w, mm, sb, &t, &shared))
 		return -ENOMEM;
 	if (t && !shared)
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)

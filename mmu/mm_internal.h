@@ -63,6 +63,7 @@ struct mm_space {
 	struct pt_table *pte_hint;
 	uint64_t pte_hint_span, pte_hint_unlinks;
 	struct mm_counters c;
+	bool exiting;             /* mm_exiting(): its pages no longer shared */
 	struct mm_space *prev, *next; /* creation order */
 	/* Scratch of the accounting walk: its share of mshare regions. */
 	uint64_t mark;
@@ -92,6 +93,7 @@ struct mm_world {
 	uint64_t tables[PT_NR_LEVELS]; /* live table pages, deposits included */
 	uint64_t max_tables;      /* of them, 0: no limit */
 	uint64_t unlinks;         /* upper entries cleared or moved, ever */
+	uint32_t exiting;         /* processes mm_exiting() marked, still here */
 	uint64_t findings[MM_FINDING_NR];
 	uint32_t next_anon;
 	/* mshare: the host mm holding every region's tables (no VMAs, not a

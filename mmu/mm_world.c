@@ -180,6 +180,17 @@ int mm_exec(struct mm_world *w, uint32_t pid)
 	return 0;
 }
 
+int mm_exiting(struct mm_world *w, uint32_t pid)
+{
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
+	if (!mm)
+		return r;
+	w->exiting += !mm->exiting;
+	mm->exiting = true;
+	return 0;
+}
+
 int mm_exit(struct mm_world *w, uint32_t pid)
 {
 	int r;
@@ -187,6 +198,7 @@ int mm_exit(struct mm_world *w, uint32_t pid)
 	if (!mm)
 		return r;
 	mm_teardown(w, mm);
+	w->exiting -= mm->exiting;
 	ptr_map_del(&w->procs, ptr_map_hash(pid), mm);
 	if (mm->prev)
 		mm->prev->next = mm->next;

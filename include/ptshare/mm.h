@@ -163,6 +163,16 @@ int mm_create(struct mm_world *w, uint32_t pid);
 int mm_fork(struct mm_world *w, uint32_t parent, uint32_t child);
 int mm_exec(struct mm_world *w, uint32_t pid);
 int mm_exit(struct mm_world *w, uint32_t pid);
+/*
+ * pid is exiting (it said so, and its last reading was made): it stays in
+ * the model, its tables counted, until mm_exit(), but maps no page in the
+ * kernel's eyes from now on, and the pages it shared turn exclusive in
+ * the others without a write.  cow-pte: a page another process maps alone
+ * (mm_run.written) in a PTE table it shares with exiting processes alone
+ * breaks nothing: the kernel dropped their links, and the table is the
+ * reader's own (docs/model.md, "cow-pte").
+ */
+int mm_exiting(struct mm_world *w, uint32_t pid);
 
 int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m);
 int mm_unmap(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len);

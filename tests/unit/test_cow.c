@@ -185,11 +185,103 @@ static void written_observed(void **state)
 	mm_world_free(w);
 }
 
+/* The runs of [BASE, BASE + 8 MiB), all present, written exactly at the
+ * pages alone[0..n) (sorted): into out, their number. */
+static size_t runs_alone(struct mm_run *out, const uint64_t *alone, size_t n)
+{
+	size_t k = 0;
+	uint64_t at = BASE;
+	for (size_t i = 0; i < n; at = alone[i++] + PG) {
+		if (at < alone[i])
+			out[k++] = (struct mm_run){ at, alone[i], false, true, false };
+		out[k++] = (struct mm_run){ alone[i], alone[i] + PG, false, true,
+					    true };
+	}
+	if (at < BASE + MiB(8))
+		out[k++] = (struct mm_run){ at, BASE + MiB(8), false, true, false };
+	return k;
+}
+
+/* What pid's scan showing the pages alone[0..n) alone copies. */
+#define ALONE_MAX 2
+static uint64_t copies_seen(struct mm_world *w, uint32_t pid,
+			    const uint64_t *alone, size_t n)
+{
+	struct mm_run runs[2 * ALONE_MAX + 1];
+	assert_true(n <= ALONE_MAX);
+	struct mm_proc_stats st;
+	assert_int_equal(mm_proc_stats(w, pid, &st), 0);
+	uint64_t before = st.cow_copies;
+	assert_int_equal(mm_observe(w, pid, BASE, BASE + MiB(8), runs,
+				    runs_alone(runs, alone, n)), 0);
+	check(w);
+	assert_int_equal(mm_proc_stats(w, pid, &st), 0);
+	return st.cow_copies - before;
+}
+
+/*
+ * A sharer's exit is not a write (mm_exiting): 8 MiB of private anonymous
+ * memory (spans 0-3), all written, forked to 2 and 3.  The kernel's pages
+ * turn exclusive as they do; each write costs one copy, whichever side is
+ * read first, and the exits none.
+ *   2 writes page p of span 1: its scan shows p alone, it copies (1).
+ *   3 makes its last reading (nothing alone) and exits: the original of p
+ *   is the parent's alone now; its scan shows it, in a table shared with
+ *   3 alone: no copy (0; the kernel dropped 3's link, reuse).
+ *   2 writes page q of span 0: the parent's original of q is alone, the
+ *   parent read first copies span 0's table, shared with 2, which runs
+ *   (1); 2's scan then shows q and p alone, its span 0 table shared with
+ *   exiting 3 alone: reuse (0).
+ *   2 exits: every page of the parent's is alone; spans 1-3 shared with
+ *   exiting 2 and 3 only: none (0).
+ * Two writes, two copies; distinct PTE tables: 4 + 2, and the parent's 4
+ * once 2 and 3 leave the model.
+ */
+static void exit_not_written(void **state)
+{
+	(void)state;
+	struct mm_world *w = mm_world_new(&mm_policy_cow_pte);
+	assert_non_null(w);
+	assert_int_equal(mm_create(w, 1), 0);
+	struct mm_mapping m = sc_anon(BASE, MiB(8), P_RW);
+	assert_int_equal(mm_map(w, 1, &m), 0);
+	assert_int_equal(mm_fault_range(w, 1, BASE, MiB(8), true), 2048);
+	assert_int_equal(mm_fork(w, 1, 2), 0);
+	assert_int_equal(mm_fork(w, 1, 3), 0);
+	const uint64_t q = BASE + 7 * PG, p = BASE + MiB(2) + 5 * PG;
+	const uint64_t p_only[] = { p }, both[] = { q, p };
+	assert_int_equal(copies_seen(w, 2, p_only, 1), 1);
+	assert_int_equal(copies_seen(w, 3, NULL, 0), 0);
+	assert_int_equal(mm_exiting(w, 3), 0);
+	check(w);
+	assert_int_equal(copies_seen(w, 1, p_only, 1), 0);
+	assert_int_equal(copies_seen(w, 1, both, 2), 1);
+	assert_int_equal(copies_seen(w, 2, both, 2), 0);
+	assert_int_equal(mm_exiting(w, 2), 0);
+	check(w);
+	struct mm_run all = { BASE, BASE + MiB(8), false, true, true };
+	struct mm_proc_stats st;
+	assert_int_equal(mm_observe(w, 1, BASE, BASE + MiB(8), &all, 1), 0);
+	check(w);
+	assert_int_equal(mm_proc_stats(w, 1, &st), 0);
+	assert_int_equal(st.cow_copies, 1);
+	uint64_t t[PT_NR_LEVELS];
+	mm_world_tables(w, t);
+	assert_int_equal(t[PT_PTE], 6);
+	assert_int_equal(mm_exit(w, 2), 0);
+	assert_int_equal(mm_exit(w, 3), 0);
+	check(w);
+	mm_world_tables(w, t);
+	assert_int_equal(t[PT_PTE], 4);
+	mm_world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(issue_case),
 		cmocka_unit_test(written_observed),
+		cmocka_unit_test(exit_not_written),
 		cmocka_unit_test_setup_teardown(breaks, setup_cow, sc_teardown),
 		cmocka_unit_test_setup_teardown(dontfork_copies, setup_cow,
 						sc_teardown),
