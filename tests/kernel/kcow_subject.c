@@ -5,8 +5,11 @@
  * boundary (alone in its PGD slot: a PUD page, a PMD page and 512 PTE
  * tables of its own), every page written, and 4 children forked, child i
  * writing PERCENT% of it, its i-th slice (26,214 pages at 10%).  The
- * parent waits SETTLE_S seconds between its writes and the forks: the
- * model forks the parent as ptshared's last reading showed it.  Each
+ * parent writes its pages with MADV_POPULATE_WRITE, 64 MiB a call (what a
+ * record may populate): the model has them from the records, and forks
+ * the parent whole whenever ptshared's timer last read it (a memset's
+ * pages it learns only at a reading, which a loaded machine made come
+ * after the forks: 503 tables linked instead of 516).  Each
  * child says "child PID" (the control "control PID") on stdout once it
  * has written, then waits until the parent closes their pipe: the parent
  * does so SETTLE_S seconds after the last has written, so that ptshared's
@@ -19,7 +22,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +31,10 @@
 #define PAGE 4096UL
 #define KIDS 4
 #define SETTLE_S 3
+#define POPULATE_CHUNK (64UL << 20)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 static int go[2], done[2];
 
@@ -67,8 +73,9 @@ int main(int argc, char **argv)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p != REGION || madvise(p, LEN, MADV_NOHUGEPAGE))
 		return 3;
-	memset(p, 1, LEN);
-	sleep(SETTLE_S); /* read by the timer: the model forks what it saw */
+	for (unsigned long off = 0; off < LEN; off += POPULATE_CHUNK)
+		if (madvise(p + off, POPULATE_CHUNK, MADV_POPULATE_WRITE))
+			return 3;
 	for (int i = 1; i <= KIDS; i++)
 		if (!(kids[i] = fork()))
 			child(p, (unsigned long)(i - 1) * slice, slice, "child");
