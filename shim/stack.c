@@ -27,8 +27,9 @@
 
 #include "shim.h"
 
-/* Frames of the shim above the call site, at most (exec: execl, exec_run,
- * env_run, exec_traced, shim_enter, stack_capture, backtrace_here). */
+/* Frames of the shim above the call site, at most (execl unoptimized:
+ * execl, exec_list, exec_run, env_run, exec_traced, shim_enter_from,
+ * stack_capture, backtrace_here). */
 #define OWN_FRAMES_MAX 8
 
 /* This library's code, from its ELF header to the end of its text. */
