@@ -89,7 +89,9 @@ static bool env_entry(char *dst, const char *name, const char *value)
 }
 
 /* This library's absolute path, for LD_PRELOAD: a relative one would not
- * be found by an image that runs in another directory. */
+ * be found by an image that runs in another directory.  realpath() only
+ * for a relative one: it costs a readlink per component of the path, in
+ * every image. */
 static void preload_load(void)
 {
 	char path[PATH_MAX];
@@ -97,7 +99,9 @@ static void preload_load(void)
 
 	if (!dladdr((void *)preload_load, &di) || !di.dli_fname)
 		return;
-	const char *abs = realpath(di.dli_fname, path) ? path : di.dli_fname;
+	const char *abs = di.dli_fname[0] == '/' || !realpath(di.dli_fname, path)
+				  ? di.dli_fname
+				  : path;
 	if (!env_entry(shim_cfg.preload_env, "LD_PRELOAD", abs)) {
 		shim_cfg.preload_env[0] = '\0';
 		return;

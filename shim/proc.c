@@ -165,7 +165,7 @@ void proc_exit(int status)
 {
 	struct shim_call c;
 
-	if (!shim_enter(&c))
+	if (!shim_enter_unstacked(&c))
 		return;
 	struct pts_exit m = { .status = status };
 	if (rec_send(&c, PTS_EXIT, &m.h, sizeof(m), NULL) && !conn_wait_ack(m.h.seq))

@@ -79,7 +79,7 @@ pid_t shim_tid(void)
 	return shim_tls.tid;
 }
 
-bool shim_enter_from(struct shim_call *c, const void *caller)
+bool shim_enter_from(struct shim_call *c, const void *caller, bool stack)
 {
 	c->err = errno;
 	/* The pid check keeps a vfork child (or a child of a raw clone) off
@@ -89,7 +89,8 @@ bool shim_enter_from(struct shim_call *c, const void *caller)
 	    shim_getpid() != shim_proc.pid)
 		return false;
 	inside(c);
-	stack_capture(c); /* before the lock: other threads need not wait */
+	if (stack)
+		stack_capture(c); /* before the lock: other threads need not wait */
 	lock();
 	ring_call_begin();
 	errno = c->err;

@@ -92,8 +92,13 @@ struct shim_call {
 /* False: the call is not traced here (quiet, nested in the shim, made by
  * libunwind, or not this state's process: a vfork child); run the real call
  * and nothing else.  A macro, to take the interposer's caller. */
-#define shim_enter(c) shim_enter_from((c), __builtin_return_address(0))
-bool shim_enter_from(struct shim_call *c, const void *caller);
+#define shim_enter(c) shim_enter_from((c), __builtin_return_address(0), true)
+/* The same without the call stack, for a record whose call site nothing
+ * reads (EXIT: in most short-lived images it would be the first call stack
+ * taken, libunwind's slow path for every frame). */
+#define shim_enter_unstacked(c) \
+	shim_enter_from((c), __builtin_return_address(0), false)
+bool shim_enter_from(struct shim_call *c, const void *caller, bool stack);
 /* Right after the real call: keeps its errno and whether it failed. */
 void shim_returned(struct shim_call *c, bool failed);
 void shim_leave(struct shim_call *c);

@@ -7,7 +7,7 @@
  * use.  Opened at the lowest free numbers, that pipe would shift the
  * program's fd numbers; and were the program to close or reuse them,
  * libunwind would read from, write to and close the program's fds.  So
- * pipe2() is interposed: called by libunwind (inside stack_capture), the
+ * pipe2() is interposed: called by libunwind (inside backtrace_here), the
  * pipe is moved high like the connection, and before every unwinding both
  * ends are checked to be that pipe still; if not, call stacks stop in this
  * process.
@@ -27,8 +27,9 @@
 
 #include "shim.h"
 
-/* Frames of the shim above the call site, at most (exec: execl, exec_run,
- * env_run, exec_traced, shim_enter, stack_capture). */
+/* Frames of the shim above the call site, at most (execl unoptimized:
+ * execl, exec_list, exec_run, env_run, exec_traced, shim_enter_from,
+ * stack_capture, backtrace_here). */
 #define OWN_FRAMES_MAX 8
 
 /* This library's code, from its ELF header to the end of its text. */
@@ -88,6 +89,20 @@ static bool own(const void *ip)
 	return (const char *)ip >= __ehdr_start && (const char *)ip < __etext;
 }
 
+/* At most max return addresses from unw_backtrace, counted (fork safety)
+ * and marked (its pipe is moved high).  No deeper than asked: a frame
+ * libunwind has not seen before costs it a dozen system calls (its locks
+ * block all signals). */
+static int backtrace_here(void **ips, int max)
+{
+	atomic_fetch_add(&unwinding_now, 1);
+	shim_tls.unwinding = true;
+	int n = unw_backtrace(ips, max);
+	shim_tls.unwinding = false;
+	atomic_fetch_sub(&unwinding_now, 1);
+	return n;
+}
+
 void stack_capture(struct shim_call *c)
 {
 	void *ips[PTS_MAX_FRAMES + OWN_FRAMES_MAX];
@@ -101,11 +116,7 @@ void stack_capture(struct shim_call *c)
 			 NULL, -1);
 		return;
 	}
-	atomic_fetch_add(&unwinding_now, 1);
-	shim_tls.unwinding = true;
-	int n = unw_backtrace(ips, PTS_MAX_FRAMES + OWN_FRAMES_MAX);
-	shim_tls.unwinding = false;
-	atomic_fetch_sub(&unwinding_now, 1);
+	int n = backtrace_here(ips, (int)shim_cfg.frames + OWN_FRAMES_MAX);
 	int i = 0;
 	while (i < n && own(ips[i]))
 		i++;
@@ -146,13 +157,17 @@ static int find_unwinder(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* libunwind sets itself up (caches, its pipe) on first use: here, in the
- * constructor, rather than in some later call. */
+ * constructor, rather than in some later call.  One frame does it; the
+ * constructor's deep stack (the loader's frames) would cost system calls
+ * for frames no record will have. */
 void stack_init(void)
 {
-	struct shim_call c;
+	void *ip;
 
 	dl_iterate_phdr(find_unwinder, NULL);
+	if (!shim_cfg.stack || !shim_cfg.frames)
+		return;
 	shim_tls.depth++;
-	stack_capture(&c);
+	backtrace_here(&ip, 1);
 	shim_tls.depth--;
 }

@@ -149,7 +149,7 @@ static void test_script_records(void **state)
 }
 
 /* Default: 4 frames, the first in script() itself (the shim's own frames
- * left out); frames=N and stack=0 change that. */
+ * left out); frames=N and stack=0 change that.  EXIT has none, ever. */
 static void test_call_stacks(void **state)
 {
 	static const struct {
@@ -174,6 +174,8 @@ static void test_call_stacks(void **state)
 				assert_in_range(fake_frames(r[i])[0], script,
 						script + PAGE);
 		}
+		assert_int_equal(r[NCALLS - 1]->r.h.type, PTS_EXIT);
+		assert_int_equal(r[NCALLS - 1]->r.h.nframes, 0);
 		traced_free(&t);
 	}
 }
