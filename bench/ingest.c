@@ -25,7 +25,8 @@
  *
  * Also, for each reader: the round trip of a HELLO (connect, HELLO, ACK:
  * what a new process waits for), median over the clients while they flood,
- * and median of HELLOS one after another from a single client alone.
+ * and median of HELLOS one after another from a single client alone (each
+ * with its ring, as the shim gives it; with --socket, without).
  *
  * With --trace, the daemon keeps a trace (--record, in the benchmark's
  * directory), and with --heartbeat it beats in a memfd (--heartbeat-fd):
@@ -515,14 +516,17 @@ static double lone_hellos(void)
 	for (int i = 0; i < HELLOS; i++) {
 		uint32_t seq = 0;
 		double t0 = now();
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		struct way w = { .fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) };
 		struct pts_hello h = { .version = PTS_WIRE_VERSION, .ppid = getppid() };
 		hdr(&h.h, PTS_HELLO, sizeof(h), &seq);
-		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-		    !send_rec(fd, &h, sizeof(h)) || !acked(fd, h.h.seq))
+		if (w.fd < 0 || connect(w.fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    !hello_send(&w, &h, by_socket ? -1 : ring_make(&w)) ||
+		    !acked(w.fd, h.h.seq))
 			die("hello");
 		t[i] = now() - t0;
-		close(fd);
+		close(w.fd);
+		if (w.ring)
+			munmap(w.ring, PTS_RING_DATA + RING_DATA);
 	}
 	qsort(t, HELLOS, sizeof(t[0]), cmp_double);
 	return t[HELLOS / 2];
