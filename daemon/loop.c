@@ -82,8 +82,9 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
 }
 
 /* The readings of /proc the records applied owe, then their acks: a
- * process waiting for an ack (its EXIT, a HELLO without a ring) is read
- * before it runs on. */
+ * process waiting for an ack (its EXIT, a HELLO without a ring or with a
+ * userfaultfd) is read before it runs on; the other HELLOs' acks go first
+ * (acks_send_hellos). */
 static void settle(struct loop *l, struct ingest_action *acks)
 {
 	acks_send_hellos(l, acks);

@@ -65,12 +65,12 @@ static void exe_name(char *exe, size_t cap)
  * our calls (the ring's hold).  It waits for the ACK when the daemon must
  * register its userfaultfd before it touches shared memory, when records
  * go by the socket (then the reading needs it at rest), and in a forked
- * child: its ACK comes once the daemon has copied its parent's model and
- * read it, which keeps a program that forks faster than the daemon reads
- * (a server forking a backend per connection) at the daemon's pace,
- * instead of its children piling up at their exits, each waiting there
- * for its last reading (PostgreSQL then refuses connections: too many
- * clients). */
+ * child: its ACK comes once the daemon has copied its parent's model (its
+ * reading follows, between our calls), which keeps a program that forks
+ * faster than the daemon reads (a server forking a backend per
+ * connection) at the daemon's pace, instead of its children piling up at
+ * their exits, each waiting there for its last reading (PostgreSQL then
+ * refuses connections: too many clients). */
 static void hello(uint32_t flags, uint32_t parent_seq)
 {
 	struct pts_hello m = {

@@ -132,6 +132,20 @@ static void dontfork_copies(void **state)
 	sc_distinct(s, W_EXTRA, 3, 2, 2);
 }
 
+/* A cow-pte world where process 1 wrote 8 MiB of private anonymous
+ * memory, then forked 2. */
+static struct mm_world *written_forked(void)
+{
+	struct mm_world *w = mm_world_new(&mm_policy_cow_pte);
+	assert_non_null(w);
+	assert_int_equal(mm_create(w, 1), 0);
+	struct mm_mapping m = sc_anon(BASE, MiB(8), P_RW);
+	assert_int_equal(mm_map(w, 1, &m), 0);
+	assert_int_equal(mm_fault_range(w, 1, BASE, MiB(8), true), 2048);
+	assert_int_equal(mm_fork(w, 1, 2), 0);
+	return w;
+}
+
 /*
  * Writes seen only at checkpoints: 8 MiB of private anonymous memory, all
  * written, forked.  A page present before and after shows no change, but
@@ -145,13 +159,7 @@ static void dontfork_copies(void **state)
 static void written_observed(void **state)
 {
 	(void)state;
-	struct mm_world *w = mm_world_new(&mm_policy_cow_pte);
-	assert_non_null(w);
-	assert_int_equal(mm_create(w, 1), 0);
-	struct mm_mapping m = sc_anon(BASE, MiB(8), P_RW);
-	assert_int_equal(mm_map(w, 1, &m), 0);
-	assert_int_equal(mm_fault_range(w, 1, BASE, MiB(8), true), 2048);
-	assert_int_equal(mm_fork(w, 1, 2), 0);
+	struct mm_world *w = written_forked();
 	const uint64_t p = BASE + MiB(2) + 5 * PG;
 	const struct mm_run plain[] = {
 		{ BASE, BASE + MiB(8), false, true, false },
@@ -240,13 +248,7 @@ static uint64_t copies_seen(struct mm_world *w, uint32_t pid,
 static void exit_not_written(void **state)
 {
 	(void)state;
-	struct mm_world *w = mm_world_new(&mm_policy_cow_pte);
-	assert_non_null(w);
-	assert_int_equal(mm_create(w, 1), 0);
-	struct mm_mapping m = sc_anon(BASE, MiB(8), P_RW);
-	assert_int_equal(mm_map(w, 1, &m), 0);
-	assert_int_equal(mm_fault_range(w, 1, BASE, MiB(8), true), 2048);
-	assert_int_equal(mm_fork(w, 1, 2), 0);
+	struct mm_world *w = written_forked();
 	assert_int_equal(mm_fork(w, 1, 3), 0);
 	const uint64_t q = BASE + 7 * PG, p = BASE + MiB(2) + 5 * PG;
 	const uint64_t p_only[] = { p }, both[] = { q, p };
