@@ -163,6 +163,9 @@ static bool mmap_op(struct ingest *g, struct session *s,
 		.flags = (shared ? MM_VMA_SHARED : 0) |
 			 (r->flags & MAP_LOCKED ? MM_VMA_LOCKED : 0),
 		.fixed = fixed,
+		/* With no hint address, which the record does not keep:
+		 * a hint is rare, and hugetlb would move it too. */
+		.kernel_placed = !(r->flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)),
 	};
 	if (r->flags & MAP_ANONYMOUS) {
 		m->offset = 0;

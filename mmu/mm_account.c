@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* What each process and the world hold: tables, sharing, PSS, findings. */
+#include <stdlib.h>
+
 #include "mm_internal.h"
+#include "lib/grow.h"
 
 /* A process's view below upper table t: tables per level (deposits count
  * as PTE tables) and those shared (some link on the path has share > 1). */
@@ -293,6 +296,19 @@ static struct mm_vma_info vma_info(const struct mm_world *w,
 	};
 }
 
+/* v's part at the world's wstart, at the program's [start, end). */
+static struct mm_vma_info part_info(const struct mm_world *w,
+				    const struct mm_vma *v, uint64_t start,
+				    uint64_t end, uint64_t wstart)
+{
+	struct mm_vma_info info = vma_info(w, v);
+	if (v->obj)
+		info.offset += wstart - v->start;
+	info.start = start;
+	info.end = end;
+	return info;
+}
+
 /* The range of the mshare host's tables v's pages are in, if it is
  * placed there. */
 static bool host_range(const struct mm_world *w, const struct mm_vma *v,
@@ -306,6 +322,75 @@ static bool host_range(const struct mm_world *w, const struct mm_vma *v,
 	return true;
 }
 
+/* v's part at the world's wstart, the program's [start, end), its tables
+ * counted. */
+static struct mm_vma_info vma_info_counted(const struct mm_world *w,
+					   const struct mm_space *mm,
+					   const struct mm_vma *v,
+					   uint64_t start, uint64_t end,
+					   uint64_t wstart)
+{
+	struct mm_vma_info info = part_info(w, v, start, end, wstart);
+	uint64_t hs, he;
+	if (host_range(w, v, &hs, &he)) {
+		/* The host's tables for it, shared by definition. */
+		count_range(w->host->pgd, 0, hs, he, true, &info.tables,
+			    &info.shared);
+	} else {
+		count_range(mm->pgd, 0, wstart, wstart + (end - start), false,
+			    &info.tables, &info.shared);
+	}
+	return info;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct mm_vma_info *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+struct program_vmas {
+	const struct mm_world *w;
+	const struct mm_space *mm;
+	const struct mm_vma *v;
+	struct mm_vma_info *all;
+	size_t n, cap;
+};
+
+/* A part of the program's mapping in v: a VMA of the program's. */
+static int program_part(uint64_t start, uint64_t end, uint64_t wstart,
+			void *arg)
+{
+	struct program_vmas *p = arg;
+	if (grow_array((void **)&p->all, &p->cap, p->n + 1, sizeof(*p->all)))
+		return -ENOMEM;
+	p->all[p->n++] = vma_info_counted(p->w, p->mm, p->v, start, end,
+					  wstart);
+	return 0;
+}
+
+/* hugetlb-2m's layout: the program's VMAs, in its order, which is not the
+ * world's for those the kernel put elsewhere; a world VMA the moves
+ * merged is the program's parts of it. */
+static int vmas_moved(const struct mm_world *w, const struct mm_space *mm,
+		      uint64_t start, uint64_t end,
+		      int (*fn)(const struct mm_vma_info *vma, void *arg),
+		      void *arg)
+{
+	struct program_vmas p = { .w = w, .mm = mm };
+	int r = 0;
+	for (p.v = vma_first(mm); p.v && !r; p.v = vma_next(p.v))
+		r = mm_layout_each_program(mm, p.v->start, p.v->end,
+					   program_part, &p);
+	if (!r && p.n)
+		qsort(p.all, p.n, sizeof(*p.all), by_start);
+	for (size_t i = 0; i < p.n && !r; i++)
+		if (p.all[i].end > start && p.all[i].start < end)
+			r = fn(&p.all[i], arg);
+	free(p.all);
+	return r;
+}
+
 int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 		    uint64_t end,
 		    int (*fn)(const struct mm_vma_info *vma, void *arg),
@@ -314,18 +399,12 @@ int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 	const struct mm_space *mm = mm_find(w, pid);
 	if (!mm)
 		return -ESRCH;
+	if (mm->layout)
+		return vmas_moved(w, mm, start, end, fn, arg);
 	const struct mm_vma *v;
 	vma_for_each_in(v, mm, start, end) {
-		struct mm_vma_info info = vma_info(w, v);
-		uint64_t hs, he;
-		if (host_range(w, v, &hs, &he)) {
-			/* The host's tables for it, shared by definition. */
-			count_range(w->host->pgd, 0, hs, he, true,
-				    &info.tables, &info.shared);
-		} else {
-			count_range(mm->pgd, 0, v->start, v->end, false,
-				    &info.tables, &info.shared);
-		}
+		struct mm_vma_info info = vma_info_counted(w, mm, v, v->start,
+							   v->end, v->start);
 		int r = fn(&info, arg);
 		if (r)
 			return r;
@@ -373,26 +452,43 @@ static void clear_users(struct mm_world *w)
 		users_walk(w->host->pgd, USERS_CLEAR);
 }
 
+struct owner_walk {
+	struct mm_world *w;
+	const struct mm_space *mm;
+	const struct mm_vma *v;
+	uint32_t stamp;
+	int (*fn)(uint32_t pid, const struct mm_vma_info *v, uint64_t tables,
+		  void *arg);
+	void *arg;
+};
+
+static int own_part(uint64_t start, uint64_t end, uint64_t wstart, void *arg)
+{
+	struct owner_walk *o = arg;
+	uint64_t hs, he, n = host_range(o->w, o->v, &hs, &he)
+		? own_range(o->w->host->pgd, 0, hs, he, o->stamp)
+		: own_range(o->mm->pgd, 0, wstart, wstart + (end - start),
+			    o->stamp);
+	if (!n)
+		return 0;
+	struct mm_vma_info info = part_info(o->w, o->v, start, end, wstart);
+	return o->fn(o->mm->pid, &info, n, o->arg);
+}
+
 int mm_world_pte_owners(struct mm_world *w,
 			int (*fn)(uint32_t pid, const struct mm_vma_info *v,
 				  uint64_t tables, void *arg),
 			void *arg)
 {
-	uint32_t stamp = 1; /* 1 marks a PTE table; a process's are 2... */
-	int r = 0;
+	struct owner_walk o = { .w = w, .stamp = 1, .fn = fn, .arg = arg };
+	int r = 0; /* stamp 1 marks a PTE table; a process's are 2... */
 	clear_users(w);
 	for (struct mm_space *mm = w->first; mm && !r; mm = mm->next) {
-		stamp++;
-		for (const struct mm_vma *v = vma_first(mm); v && !r;
-		     v = vma_next(v)) {
-			uint64_t hs, he, n = host_range(w, v, &hs, &he)
-				? own_range(w->host->pgd, 0, hs, he, stamp)
-				: own_range(mm->pgd, 0, v->start, v->end, stamp);
-			if (n) {
-				struct mm_vma_info info = vma_info(w, v);
-				r = fn(mm->pid, &info, n, arg);
-			}
-		}
+		o.mm = mm;
+		o.stamp++;
+		for (o.v = vma_first(mm); o.v && !r; o.v = vma_next(o.v))
+			r = mm_layout_each_program(mm, o.v->start, o.v->end,
+						   own_part, &o);
 	}
 	clear_users(w);
 	return r;

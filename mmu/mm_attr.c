@@ -46,6 +46,25 @@ static int modify_range(struct mm_world *w, struct mm_space *mm,
 	return 0;
 }
 
+static int check_protect(struct mm_world *w, struct mm_space *mm,
+			 uint64_t start, uint64_t end, uint64_t from, void *arg)
+{
+	(void)from;
+	(void)arg;
+	if (!mm_vma_range_mapped(mm, start, end))
+		return mm_fail(w, -ENOMEM, "[%#llx, %#llx) is not fully mapped",
+			       (unsigned long long)start,
+			       (unsigned long long)end);
+	return mm_vma_check_huge_edges(w, mm, start, end);
+}
+
+static int protect_piece(struct mm_world *w, struct mm_space *mm,
+			 uint64_t start, uint64_t end, uint64_t from, void *arg)
+{
+	(void)from;
+	return modify_range(w, mm, start, end, arg, true);
+}
+
 int mm_protect(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
 	       uint32_t prot)
 {
@@ -57,14 +76,10 @@ int mm_protect(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
 		return r;
 	if (prot & ~(MM_PROT_READ | MM_PROT_WRITE | MM_PROT_EXEC))
 		return mm_fail(w, -EINVAL, "unknown protection bits %#x", prot);
-	if (!mm_vma_range_mapped(mm, addr, addr + len))
-		return mm_fail(w, -ENOMEM, "[%#llx, %#llx) is not fully mapped",
-			       (unsigned long long)addr,
-			       (unsigned long long)(addr + len));
-	if ((r = mm_vma_check_huge_edges(w, mm, addr, addr + len)))
-		return r;
 	struct vma_change ch = { .set_prot = true, .prot = prot };
-	return modify_range(w, mm, addr, addr + len, &ch, true);
+	if ((r = mm_layout_each(w, mm, addr, addr + len, check_protect, NULL)))
+		return r;
+	return mm_layout_each(w, mm, addr, addr + len, protect_piece, &ch);
 }
 
 static const struct vma_change fork_advice[MM_ADV_NR] = {
@@ -76,8 +91,10 @@ static const struct vma_change fork_advice[MM_ADV_NR] = {
 
 /* The kernel's checks of an advice against each VMA it meets. */
 static int check_advice(struct mm_world *w, struct mm_space *mm,
-			uint64_t start, uint64_t end, enum mm_advice advice)
+			uint64_t start, uint64_t end, uint64_t from, void *arg)
 {
+	enum mm_advice advice = *(const enum mm_advice *)arg;
+	(void)from;
 	const struct mm_vma *v;
 	vma_for_each_in(v, mm, start, end) {
 		if (advice == MM_ADV_REMOVE && !v->obj)
@@ -95,6 +112,24 @@ static int check_advice(struct mm_world *w, struct mm_space *mm,
 	return mm_vma_check_huge_edges(w, mm, start, end);
 }
 
+static int advise_piece(struct mm_world *w, struct mm_space *mm,
+			uint64_t start, uint64_t end, uint64_t from, void *arg)
+{
+	enum mm_advice advice = *(const enum mm_advice *)arg;
+	(void)from;
+	switch (advice) {
+	case MM_ADV_DONTNEED:
+		return mm_dontneed(w, mm, start, end);
+	case MM_ADV_REMOVE:
+		return mm_remove(w, mm, start, end);
+	case MM_ADV_FREE: /* pages stay mapped until reclaim */
+		return 0;
+	default:
+		return modify_range(w, mm, start, end, &fork_advice[advice],
+				    false);
+	}
+}
+
 int mm_advise(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
 	      enum mm_advice advice)
 {
@@ -106,17 +141,7 @@ int mm_advise(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len,
 		return r;
 	if ((unsigned)advice >= MM_ADV_NR)
 		return mm_fail(w, -EINVAL, "unknown advice %d", advice);
-	if ((r = check_advice(w, mm, addr, addr + len, advice)))
+	if ((r = mm_layout_each(w, mm, addr, addr + len, check_advice, &advice)))
 		return r;
-	switch (advice) {
-	case MM_ADV_DONTNEED:
-		return mm_dontneed(w, mm, addr, addr + len);
-	case MM_ADV_REMOVE:
-		return mm_remove(w, mm, addr, addr + len);
-	case MM_ADV_FREE: /* pages stay mapped until reclaim */
-		return 0;
-	default:
-		return modify_range(w, mm, addr, addr + len, &fork_advice[advice],
-				    false);
-	}
+	return mm_layout_each(w, mm, addr, addr + len, advise_piece, &advice);
 }

@@ -224,6 +224,7 @@ int mm_check(struct mm_world *w)
 			r = BAD(w, "process %u has a bad root table", mm->pid);
 		else if (!(r = check_vmas(w, mm, &linked)) &&
 			 !(r = check_hint(w, mm)) &&
+			 !(r = mm_layout_check(w, mm)) &&
 			 !(r = check_placement(w, mm, mm->pgd, 0)))
 			r = census_table(w, &cs, mm->pgd);
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Pages becoming present: faults, and pagemap observations. */
 #include <limits.h>
+#include <stdlib.h>
 
 #include "mm_internal.h"
 #include "lib/bsearch.h"
@@ -143,6 +144,9 @@ int mm_fault(struct mm_world *w, uint32_t pid, uint64_t addr, bool write)
 	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
 		return r;
+	if (mm->layout && !mm_layout_addr(mm, addr, &addr))
+		return mm_fail(w, -EFAULT, "fault at %#llx outside any mapping",
+			       (unsigned long long)addr);
 	struct mm_vma *v = fault_vma(w, mm, addr, write, &r);
 	if (!v)
 		return r;
@@ -233,6 +237,25 @@ static int populate_in(struct mm_world *w, struct mm_space *mm,
 		    : -ENOMEM;
 }
 
+static int fault_piece(struct mm_world *w, struct mm_space *mm,
+		       uint64_t start, uint64_t end, uint64_t from, void *arg)
+{
+	const bool *write = arg;
+	uint64_t faults = 0;
+	int r = 0;
+	(void)from;
+	for (uint64_t a = start; a < end && !r;) {
+		struct mm_vma *v = fault_vma(w, mm, a, *write, &r);
+		if (v) {
+			r = populate_in(w, mm, v, a, min_u64(end, v->end), 1,
+					*write, &faults);
+			a = v->end;
+		}
+	}
+	mm->c.faults += faults;
+	return r < 0 ? r : 0;
+}
+
 int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
 		   uint64_t len, bool write)
 {
@@ -244,16 +267,9 @@ int mm_fault_range(struct mm_world *w, uint32_t pid, uint64_t addr,
 		return 0;
 	if ((r = mm_check_range(w, addr, len)))
 		return r;
-	uint64_t faults = 0;
-	for (uint64_t a = addr, end = addr + len; a < end && !r;) {
-		struct mm_vma *v = fault_vma(w, mm, a, write, &r);
-		if (v) {
-			r = populate_in(w, mm, v, a, min_u64(end, v->end), 1,
-					write, &faults);
-			a = v->end;
-		}
-	}
-	mm->c.faults += faults;
+	uint64_t before = mm->c.faults;
+	r = mm_layout_each(w, mm, addr, addr + len, fault_piece, &write);
+	uint64_t faults = mm->c.faults - before;
 	return r < 0 ? r : faults > INT_MAX ? INT_MAX : (int)faults;
 }
 
@@ -509,6 +525,77 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 	return clear_absent(&a, mm->pgd, 0);
 }
 
+/* The runs of an observation, and what the pieces saw. */
+struct observation {
+	const struct mm_run *runs;
+	size_t n;
+	struct mm_run *moved; /* scratch: runs at the world's addresses */
+	uint64_t newly;
+};
+
+/* The runs of the program's [from, from + end - start) at the world's
+ * [start, end): a huge run moved off its alignment is small pages. */
+static size_t runs_at(const struct observation *o, uint64_t start,
+		      uint64_t end, uint64_t from)
+{
+	uint64_t to = from + (end - start);
+	size_t k = 0;
+	for (size_t i = 0; i < o->n && o->runs[i].start < to; i++) {
+		const struct mm_run *run = &o->runs[i];
+		if (run->end <= from)
+			continue;
+		struct mm_run *m = &o->moved[k++];
+		*m = *run;
+		m->start = max_u64(run->start, from) - from + start;
+		m->end = min_u64(run->end, to) - from + start;
+		m->huge = run->huge && !((m->start | m->end | (start - from)) &
+					 (MM_SPAN(PT_PTE) - 1));
+	}
+	return k;
+}
+
+/* The piece's runs: the program's, or those moved to its addresses. */
+static const struct mm_run *piece_runs(struct observation *o, uint64_t start,
+				       uint64_t end, uint64_t from, size_t *n)
+{
+	if (!o->moved) {
+		*n = o->n;
+		return o->runs;
+	}
+	*n = runs_at(o, start, end, from);
+	return o->moved;
+}
+
+static int check_piece(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		       uint64_t end, uint64_t from, void *arg)
+{
+	size_t nruns;
+	const struct mm_run *runs = piece_runs(arg, start, end, from, &nruns);
+	return check_observation(w, mm, start, end, runs, nruns);
+}
+
+static int observe_piece(struct mm_world *w, struct mm_space *mm,
+			 uint64_t start, uint64_t end, uint64_t from, void *arg)
+{
+	struct observation *o = arg;
+	size_t nruns, first = 0; /* the first run that may meet this VMA */
+	const struct mm_run *runs = piece_runs(o, start, end, from, &nruns);
+	struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
+		while (first < nruns && runs[first].end <= v->start)
+			first++;
+		/* No runs may come as NULL, which takes no offset, not even
+		 * 0 (UBSan: a checkpoint that saw no page). */
+		int r = observe_vma(w, mm, v, max_u64(start, v->start),
+				    min_u64(end, v->end),
+				    nruns ? runs + first : runs, nruns - first,
+				    &o->newly);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
 	       const struct mm_run *runs, size_t nruns)
 {
@@ -516,22 +603,20 @@ int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
 	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
 		return r;
-	if ((r = check_observation(w, mm, start, end, runs, nruns)))
-		return r;
-	uint64_t newly = 0;
-	size_t first = 0; /* the first run that may meet this VMA */
-	struct mm_vma *v;
-	vma_for_each_in(v, mm, start, end) {
-		while (first < nruns && runs[first].end <= v->start)
-			first++;
-		/* No runs may come as NULL, which takes no offset, not even
-		 * 0 (UBSan: a checkpoint that saw no page). */
-		r = observe_vma(w, mm, v, max_u64(start, v->start),
-				min_u64(end, v->end), nruns ? runs + first : runs,
-				nruns - first, &newly);
-		if (r)
+	struct observation o = { runs, nruns, NULL, 0 };
+	if (mm->layout) {
+		/* The program's runs, checked where it had them. */
+		if ((r = check_observation(w, mm, start, end, runs, nruns)))
 			return r;
+		if (!(o.moved = malloc((nruns + 1) * sizeof(*o.moved))))
+			return mm_nomem(w, "an observation");
 	}
-	mm->c.faults_observed += newly;
-	return newly > INT_MAX ? INT_MAX : (int)newly;
+	r = mm_layout_each(w, mm, start, end, check_piece, &o);
+	if (!r)
+		r = mm_layout_each(w, mm, start, end, observe_piece, &o);
+	free(o.moved);
+	if (r)
+		return r;
+	mm->c.faults_observed += o.newly;
+	return o.newly > INT_MAX ? INT_MAX : (int)o.newly;
 }

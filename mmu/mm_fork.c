@@ -129,7 +129,7 @@ int mm_fork(struct mm_world *w, uint32_t ppid, uint32_t cpid)
 	if (mm_find(w, cpid))
 		return mm_fail(w, -EEXIST, "process %u already exists", cpid);
 	struct mm_space *child = mm_space_new(w, cpid);
-	if (!child)
+	if (!child || mm_layout_copy(w, child, parent))
 		return -ENOMEM;
 	uint64_t before = 0, after = 0;
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++)

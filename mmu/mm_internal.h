@@ -64,6 +64,9 @@ struct mm_space {
 	uint64_t pte_hint_span, pte_hint_unlinks;
 	struct mm_counters c;
 	bool exiting;             /* mm_exiting(): its pages no longer shared */
+	/* hugetlb-2m: the ranges this world put elsewhere than the program
+	 * got them (mm_layout.c); NULL: none, every address is the program's. */
+	struct mm_layout *layout;
 	struct mm_space *prev, *next; /* creation order */
 	/* Scratch of the accounting walk: its share of mshare regions. */
 	uint64_t mark;
@@ -295,6 +298,45 @@ void mm_mshare_free(struct mm_world *w);
 void mm_mshare_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS]);
 /* Each process's share of the regions it maps, into mm->host_pss. */
 void mm_mshare_pss(struct mm_world *w);
+
+/* mm_layout.c: hugetlb-2m's layout.  Operations come in the program's
+ * addresses; a piece is a part of such a range at the world's addresses
+ * [start, end), from the program's address `from` on (MM_TASK_SIZE: the
+ * tail a mapping was rounded up by, where the program has nothing). */
+typedef int mm_piece_fn(struct mm_world *w, struct mm_space *mm,
+			uint64_t start, uint64_t end, uint64_t from, void *arg);
+/* fn on each piece of the program's [start, end), in the program's order
+ * (once, on the range itself, when nothing in mm moved), until it fails. */
+int mm_layout_each(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		   uint64_t end, mm_piece_fn *fn, void *arg);
+/* The world's address of the program's addr; false when the world has
+ * another mapping of the program's there, and the program none. */
+bool mm_layout_addr(const struct mm_space *mm, uint64_t addr, uint64_t *out);
+/* fn on each part of the world's [start, end) that is the program's,
+ * with the program's addresses of it and the world's start, in the
+ * world's order (not the tail a mapping was rounded up by). */
+typedef int mm_program_fn(uint64_t start, uint64_t end, uint64_t wstart,
+			  void *arg);
+int mm_layout_each_program(const struct mm_space *mm, uint64_t start,
+			   uint64_t end, mm_program_fn *fn, void *arg);
+/* Where the world maps m ([*wstart, *wstart + *wlen)), the kernel placing
+ * it as it would in this world; records the gap an aligned one leaves. */
+int mm_layout_place(struct mm_world *w, struct mm_space *mm,
+		    const struct mm_mapping *m, uint64_t *wstart,
+		    uint64_t *wlen);
+/* The program's [start, end) is at [wstart, wend) in the world now. */
+int mm_layout_moved(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		    uint64_t end, uint64_t wstart, uint64_t wend);
+/* munmap() of the program's [start, end), wherever the world has it. */
+int mm_layout_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		    uint64_t end);
+/* The program's [start, end) is unmapped: nothing there is moved. */
+int mm_layout_forget(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		     uint64_t end);
+int mm_layout_copy(struct mm_world *w, struct mm_space *child,
+		   const struct mm_space *parent);
+void mm_layout_free(struct mm_space *mm);
+int mm_layout_check(struct mm_world *w, const struct mm_space *mm);
 
 /* mm_zap.c */
 int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,

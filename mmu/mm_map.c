@@ -38,22 +38,19 @@ static int check_mapping(struct mm_world *w, const struct mm_mapping *m)
 	return 0;
 }
 
-int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
+/* m, checked, at the world's address. */
+static int map_at(struct mm_world *w, struct mm_space *mm,
+		  const struct mm_mapping *m)
 {
-	int r;
-	struct mm_space *mm = mm_begin_on(w, pid, &r);
-	if (!mm)
-		return r;
 	uint64_t end = m->addr + m->len;
-	if ((r = check_mapping(w, m)))
-		return r;
 	if (mm_vma_any_in(mm, m->addr, end)) {
 		if (!m->fixed)
 			return mm_fail(w, -EEXIST, "[%#llx, %#llx) overlaps a "
 				       "mapping and is not MAP_FIXED",
 				       (unsigned long long)m->addr,
 				       (unsigned long long)end);
-		if ((r = mm_vma_check_huge_edges(w, mm, m->addr, end)))
+		int r = mm_vma_check_huge_edges(w, mm, m->addr, end);
+		if (r)
 			return r;
 	}
 	struct mm_vma tmpl = {
@@ -83,14 +80,31 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 	return 0;
 }
 
+int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
+{
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
+	if (!mm)
+		return r;
+	if ((r = check_mapping(w, m)))
+		return r;
+	if (!w->policy.huge_aligned)
+		return map_at(w, mm, m);
+	struct mm_mapping at = *m;
+	if ((r = mm_layout_place(w, mm, m, &at.addr, &at.len)) ||
+	    (r = map_at(w, mm, &at)))
+		return r;
+	return mm_layout_moved(w, mm, m->addr, m->addr + m->len, at.addr,
+			       at.addr + at.len);
+}
+
 int mm_unmap(struct mm_world *w, uint32_t pid, uint64_t addr, uint64_t len)
 {
 	int r;
 	struct mm_space *mm = mm_begin_on(w, pid, &r);
 	if (!mm)
 		return r;
-	if ((r = mm_check_range(w, addr, len)) ||
-	    (r = mm_vma_check_huge_edges(w, mm, addr, addr + len)))
+	if ((r = mm_check_range(w, addr, len)))
 		return r;
-	return mm_do_unmap(w, mm, addr, addr + len);
+	return mm_layout_unmap(w, mm, addr, addr + len);
 }

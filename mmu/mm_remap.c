@@ -195,14 +195,12 @@ static int move_vma(struct mm_world *w, struct mm_space *mm, uint64_t old,
 	return 0;
 }
 
-int mm_remap(struct mm_world *w, uint32_t pid, uint64_t old, uint64_t old_len,
-	     uint64_t new, uint64_t new_len, uint32_t flags)
+static int remap_at(struct mm_world *w, struct mm_space *mm, uint64_t old,
+		    uint64_t old_len, uint64_t new, uint64_t new_len,
+		    uint32_t flags)
 {
-	int r;
-	struct mm_space *mm = mm_begin_on(w, pid, &r);
-	if (!mm)
-		return r;
-	if ((r = check_remap(w, mm, old, old_len, new, new_len, flags)))
+	int r = check_remap(w, mm, old, old_len, new, new_len, flags);
+	if (r)
 		return r;
 	if (new == old) {
 		if (new_len < old_len)
@@ -220,4 +218,33 @@ int mm_remap(struct mm_world *w, uint32_t pid, uint64_t old, uint64_t old_len,
 		len = new_len;
 	}
 	return move_vma(w, mm, old, len, new, new_len, flags);
+}
+
+int mm_remap(struct mm_world *w, uint32_t pid, uint64_t old, uint64_t old_len,
+	     uint64_t new, uint64_t new_len, uint32_t flags)
+{
+	int r;
+	struct mm_space *mm = mm_begin_on(w, pid, &r);
+	if (!mm)
+		return r;
+	if (!mm->layout)
+		return remap_at(w, mm, old, old_len, new, new_len, flags);
+	/* hugetlb-2m's layout: a move the kernel placed, it places here. */
+	uint64_t wold, wnew, wlen = new_len;
+	if (!mm_layout_addr(mm, old, &wold))
+		return mm_fail(w, -EFAULT, "[%#llx, %#llx) is not inside one "
+			       "mapping", (unsigned long long)old,
+			       (unsigned long long)(old + old_len));
+	wnew = wold;
+	const struct mm_mapping m = { .addr = new, .len = new_len,
+				      .obj.kind = MM_OBJ_ANON,
+				      .fixed = flags & MM_REMAP_FIXED,
+				      .kernel_placed = !(flags & MM_REMAP_FIXED) };
+	if (new != old && (r = mm_layout_place(w, mm, &m, &wnew, &wlen)))
+		return r;
+	if ((r = remap_at(w, mm, wold, old_len, wnew, new_len, flags)) ||
+	    (!(flags & MM_REMAP_DONTUNMAP) &&
+	     (r = mm_layout_forget(w, mm, old, old + old_len))))
+		return r;
+	return mm_layout_moved(w, mm, new, new + new_len, wnew, wnew + new_len);
 }

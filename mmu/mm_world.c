@@ -29,6 +29,7 @@ void mm_world_free(struct mm_world *w)
 	while (w->first) {
 		struct mm_space *mm = w->first;
 		w->first = mm->next;
+		mm_layout_free(mm);
 		for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
 			next = vma_next(v);
 			free(v);
@@ -177,6 +178,7 @@ int mm_exec(struct mm_world *w, uint32_t pid)
 	if (!mm)
 		return r;
 	mm_teardown(w, mm);
+	mm_layout_free(mm);
 	return 0;
 }
 
@@ -198,6 +200,7 @@ int mm_exit(struct mm_world *w, uint32_t pid)
 	if (!mm)
 		return r;
 	mm_teardown(w, mm);
+	mm_layout_free(mm);
 	w->exiting -= mm->exiting;
 	ptr_map_del(&w->procs, ptr_map_hash(pid), mm);
 	if (mm->prev)

@@ -76,6 +76,9 @@ struct mm_mapping {
 	uint32_t flags;          /* enum mm_vma_flag */
 	uint32_t huge_shift;     /* hugetlb page size as a shift (21 or 30), else 0 */
 	bool fixed;              /* MAP_FIXED: replace whatever is mapped there */
+	/* The kernel chose addr (no MAP_FIXED): a world whose kernel would
+	 * place it elsewhere (hugetlb-2m) places it as that kernel would. */
+	bool kernel_placed;
 	/* A VMA /proc listed: kept as listed, merged with no neighbour.  The
 	 * kernel keeps apart VMAs whose flags /proc/PID/maps does not show
 	 * (VM_ACCOUNT: a RELRO segment beside its read-only neighbour). */

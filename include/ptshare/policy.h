@@ -51,10 +51,12 @@ struct mm_policy {
 	 * thp-shmem): no PTE table there, one fault per span. */
 	bool huge_shmem;
 	/* hugetlb-2m: the kernel aligns a hugetlb mapping to 2 MiB and
-	 * rounds its length up (hugetlb_get_unmapped_area), so none of the
-	 * pages of such a mapping of 2 MiB or more needs a PTE table, not
-	 * even in the spans it does not cover wholly.  thp-shmem leaves
-	 * those to small pages. */
+	 * rounds its length up (hugetlb_get_unmapped_area): the world puts
+	 * such a mapping of 2 MiB or more, and the mappings placed after
+	 * it, where the kernel would (docs/model.md), and none of its pages
+	 * needs a PTE table, not even in the spans it does not cover wholly
+	 * where it stays (MAP_FIXED).  thp-shmem leaves those to small
+	 * pages. */
 	bool huge_aligned;
 	/* mshare: MAP_SHARED objects' tables live once, in a host, in
 	 * regions of 512 GiB; the processes mapping them pay nothing. */

@@ -129,6 +129,12 @@ struct mm_mapping sc_fixed(struct mm_mapping m)
 	return m;
 }
 
+struct mm_mapping sc_placed(struct mm_mapping m)
+{
+	m.kernel_placed = true;
+	return m;
+}
+
 /* -------------------------------------------------------------- snapshots */
 
 static const char *const finding_names[SC_NFINDINGS] = {

@@ -96,6 +96,8 @@ struct mm_mapping sc_hugetlb(uint64_t ino, uint64_t addr, uint64_t len,
 			     uint64_t offset, uint32_t huge_shift,
 			     uint32_t flags);
 struct mm_mapping sc_fixed(struct mm_mapping m);
+/* The kernel chose its address (mm_mapping.kernel_placed). */
+struct mm_mapping sc_placed(struct mm_mapping m);
 
 /* Operations, applied to every world (see the top of this file). */
 #define SC_AT __FILE__, __LINE__

@@ -16,6 +16,9 @@ static const uint32_t SH = MM_VMA_SHARED;
 static int setup_h2m(void **state) { return sc_setup_extra(state, "hugetlb-2m"); }
 static int setup_thp(void **state) { return sc_setup_extra(state, "thp-shmem"); }
 
+/* A segment at an address the program chose: every world keeps it, so
+ * the rules of its spans and edges show.  (One the kernel placed moves
+ * under hugetlb-2m: layout_h2m.) */
 static struct mm_mapping shm(uint64_t addr, uint64_t len)
 {
 	return sc_obj(MM_OBJ_SHMEM, SHM_S, addr, len, 0, P_RW, SH);
@@ -123,8 +126,8 @@ static void edges_thp(void **state) { edges_beside_small(*state, E_THP); }
  * A segment ending 64 KiB past a 1 GiB boundary: a touch of that tail,
  * alone in its GiB, makes a PMD page (and the PUD page above) as a 2 MiB
  * page's PMD entry would need, and no PTE table under hugetlb-2m.  (The
- * kernel, placing the segment aligned and rounded up, might put it in one
- * GiB: the model keeps the addresses the program got.)
+ * program placed it: the kernel placing it would align it and round it
+ * up, layout_h2m.)
  */
 static void edge_alone_in_its_gib(struct sc *s, int e)
 {
@@ -275,6 +278,72 @@ static void observe_spans(void **state)
 	sc_fault(s, 1, BASE + MiB(2) + 8 * PG, RD, RC5(1, 1, 1, 1, 0));
 }
 
+/*
+ * PostgreSQL's layout with huge_pages=off (docs/postgres.md): a small
+ * mapping T at X + 1 MiB (X a span boundary), the segment, 8 MiB + 40 KiB,
+ * placed by the kernel top-down right below it at A (sc_placed: the
+ * kernel chose every address here), then three small
+ * mappings below that, each placed top-down: M1 (132 KiB), M2 (a 1 MiB
+ * shmem file) and M3 (260 KiB).  Under hugetlb-2m the kernel rounds the
+ * segment up to 10 MiB and aligns it below X + 1 MiB: at X - 10 MiB,
+ * leaving [X, X + 1 MiB) free, where M1 goes (top-down), then M3 (M2, 1
+ * MiB, no longer fits the 892 KiB left: below the segment, at X - 11
+ * MiB).  Touching them all: linux has the PTE tables of spans X (T, the
+ * segment's tail), X - 8 MiB (the segment's head, M1) and X - 10 MiB (M2,
+ * M3); hugetlb-2m those of X (T, M1, M3) and X - 12 MiB (M2), the segment
+ * in PMD leaves.  Every address below is the program's.
+ */
+#define LX (BASE + MiB(64))
+#define SEG (MiB(8) + KiB(40))
+#define LA (LX + MiB(1) - SEG)
+#define M1 (LA - KiB(132))
+#define M2 (M1 - MiB(1))
+#define M3 (M2 - KiB(260))
+
+static void layout_h2m(void **state)
+{
+	struct sc *s = *state;
+
+	sc_create(s, 1, ALL(0));
+	sc_map(s, 1, sc_placed(sc_anon(LX + MiB(1), KiB(132), P_RW)), ALL(0));
+	sc_map(s, 1, sc_placed(sc_obj(MM_OBJ_SHMEM, SHM_S, LA, SEG, 0, P_RW, SH)),
+	       ALL(0));
+	sc_map(s, 1, sc_placed(sc_anon(M1, KiB(132), P_RW)), ALL(0));
+	sc_map(s, 1, sc_placed(sc_obj(MM_OBJ_SHMEM, SHM_S + 1, M2, MiB(1), 0,
+				      P_RW, SH)), ALL(0));
+	sc_map(s, 1, sc_placed(sc_anon(M3, KiB(260), P_RW)), ALL(0));
+	/* Not MAP_FIXED over what the program has: refused everywhere. */
+	sc_map(s, 1, sc_placed(sc_anon(M1, PG, P_RW)), ALL(SC_ERR));
+	/* A checkpoint seeing a page of T: one first touch; not one in the
+	 * tail the segment was rounded up by (T's pages are T's). */
+	sc_observe(s, 1, LA, LX + MiB(1) + KiB(132),
+		   RUNS({ LX + MiB(1) + PG, LX + MiB(1) + 2 * PG, false, true }),
+		   ALL(1));
+	const uint64_t touch[] = { LX + MiB(1), LA, LA + SEG - PG, M1, M2, M3 };
+	for (size_t i = 0; i < sizeof(touch) / sizeof(touch[0]); i++)
+		sc_fault(s, 1, touch[i], WR, ALL(1));
+	/* A second page of the segment's head span: a leaf under hugetlb-2m
+	 * (its world address, X - 10 MiB + 4 KiB, is in the first leaf). */
+	sc_fault(s, 1, LA + PG, WR, RC5(1, 1, 1, 1, 0));
+	sc_tables(s, W_LINUX, 1, 3, 1, 1);
+	sc_tables(s, W_EXTRA, 1, 2, 1, 1);
+	sc_reason(s, W_EXTRA, 1, LA, MM_REASON_HUGE_PAGES);
+	sc_reason(s, W_EXTRA, 1, M1, MM_REASON_NOT_SHARED_SHMEM);
+	/* A checkpoint, in the program's addresses: M3 empty now. */
+	sc_observe(s, 1, M3, M3 + KiB(260), NO_RUNS, ALL(0));
+	/* A fork takes the layout: the child's touch of M2 is M2's. */
+	sc_fork(s, 1, 2, ALL(0));
+	sc_fault(s, 2, M2, RD, ALL(1));
+	sc_reason(s, W_EXTRA, 2, LA, MM_REASON_HUGE_PAGES);
+	/* M1 and M3 unmapped: span X keeps T; the segment goes too, and with
+	 * it every PMD leaf. */
+	sc_unmap(s, 1, M3, LA - M3, ALL(0));
+	sc_unmap(s, 1, LA, SEG, ALL(0));
+	sc_tables(s, W_LINUX, 1, 1, 1, 1);
+	sc_tables(s, W_EXTRA, 1, 1, 1, 1);
+	sc_fault(s, 1, M1, RD, ALL(SC_ERR));
+}
+
 int main(void)
 {
 	const struct CMUnitTest h2m[] = {
@@ -288,6 +357,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pmd_shared_h2m, setup_h2m,
 						sc_teardown),
 		cmocka_unit_test_setup_teardown(observe_spans, setup_h2m,
+						sc_teardown),
+		cmocka_unit_test_setup_teardown(layout_h2m, setup_h2m,
 						sc_teardown),
 	};
 	const struct CMUnitTest thp[] = {

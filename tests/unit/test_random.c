@@ -62,6 +62,7 @@ static struct mm_mapping mapping(uint64_t *x)
 		.prot = rnd(x) % 4 ? MM_PROT_READ | MM_PROT_WRITE : MM_PROT_READ,
 		.fixed = rnd(x) % 2,
 	};
+	m.kernel_placed = !m.fixed;
 	m.obj.kind = kinds[rnd(x) % 6];
 	m.obj.ino = 1 + rnd(x) % 3;
 	if (m.obj.kind != MM_OBJ_ANON) {
