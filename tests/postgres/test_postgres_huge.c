@@ -27,17 +27,12 @@
  * backend comes and goes at random, and is left out of both sums).  The
  * first run's prediction is each process's tables under hugetlb-2m as
  * VmPTE counts them (each sharer's view) at that checkpoint; the second
- * run's figure is the kernel's VmPTE.  hugetlb-2m gives the pages of
- * the mappings it maps by 2 MiB pages no PTE table, at their unaligned
- * edges neither, as the kernel, aligning a hugetlb mapping and rounding
- * it up, has none there (docs/model.md, "Huge pages").  They must agree
- * within 1%, the prediction allowed above that by one PTE table per
- * process and huge mapping with an unaligned end (gap_tables_kb()): the
- * kernel, placing the aligned mapping top-down, leaves free the part of
- * its last span the run without huge pages used, and the small mappings
- * made after it go there, beside the mapping above, instead of below it
- * in a span of their own (docs/postgres.md); the model keeps the
- * addresses the program got.
+ * run's figure is the kernel's VmPTE.  They must agree within 1%.
+ * hugetlb-2m puts the mappings it maps by 2 MiB pages where the kernel
+ * would put a hugetlb mapping, aligned and rounded up, and the small
+ * mappings made after them where the kernel would put those then: in the
+ * part of the gap the aligned segment left free, beside the mapping above
+ * it, while they fit (docs/model.md, "Huge pages"; docs/postgres.md).
  *
  * Both servers run under `setarch -R`, with the same address layout: with
  * randomisation, two huge_pages=on runs of this load differed by 6% in
@@ -206,48 +201,17 @@ static bool compared(const struct pg_run *run, long pid)
 	return false;
 }
 
-/*
- * The PTE tables hugetlb-2m may predict for a process beyond the kernel's
- * with huge_pages=on, one per mapping it maps by 2 MiB pages whose end is
- * unaligned: the gap the kernel leaves above the aligned mapping takes
- * the small mappings that the run without huge pages put below it, whose
- * table then is that of the mapping above.  An upper bound: a process
- * touching none of them has no such table.
- */
-static int64_t gap_tables_kb(const struct jr_value *proc)
-{
-	const struct jr_value *regions = jr_get(proc, "regions");
-	int64_t n = 0;
-	for (size_t i = 0; i < jr_len(regions); i++) {
-		const struct jr_value *r = jr_at(regions, i);
-		const char *why = jr_path_str(jr_get(jr_path(r, "policies"),
-						     "hugetlb-2m"), "reason");
-		n += why && strstr(why, "2 MiB pages") &&
-		     jr_path_u64(r, "end", 0) % (2 << 20);
-	}
-	return 4 * n;
-}
-
 /* A process's tables under a policy at its last checkpoint (kB). */
 static int64_t tables_kb(const struct jr_value *final, const char *label)
 {
 	return jr_path_i64(jr_get(jr_get(final, "models"), label), "tables_kb", -1);
 }
 
-static const struct jr_value *peak_row(const struct jr_value *doc, long pid)
-{
-	const struct jr_value *procs = jr_get(doc, "processes");
-	for (size_t i = 0; i < jr_len(procs); i++)
-		if (jr_path_i64(jr_at(procs, i), "pid", -1) == pid)
-			return jr_at(procs, i);
-	return NULL;
-}
-
 /* Over the compared processes at their last checkpoints: VmPTE, and the
- * tables of the linux model and of hugetlb-2m (kB); the gap tables of
- * their rows at the peak; the pgbench backends among them. */
+ * tables of the linux model and of hugetlb-2m (kB); the pgbench backends
+ * among them. */
 struct sums {
-	int64_t vmpte, linux_kb, huge_kb, gaps_kb;
+	int64_t vmpte, linux_kb, huge_kb;
 	size_t procs, backends;
 };
 
@@ -265,11 +229,9 @@ static struct jr_value *sums_of(const struct pg_run *run, struct sums *s)
 		if (!compared(run, pid))
 			continue;
 		const struct pg_listed *l = pg_listing_find(&run->l, pid);
-		const struct jr_value *row = peak_row(doc, pid);
 		s->vmpte += jr_path_i64(f, "vmpte_kb", 0);
 		s->linux_kb += tables_kb(f, "linux");
 		s->huge_kb += tables_kb(f, "hugetlb-2m");
-		s->gaps_kb += row ? gap_tables_kb(row) : 0;
 		s->procs++;
 		s->backends += l && l->pgbench;
 		printf("  pid %6ld %-28s at %-5s VmPTE %5lld kB, linux %5lld, "
@@ -322,12 +284,10 @@ static void test_prediction_equals_huge_pages_on(void **state)
 	check_hugetlb_mapped(doc_on);
 	double diff = (double)(off.huge_kb - on.vmpte) / (double)on.vmpte;
 	double lo = (double)on.vmpte * (1 - TOLERANCE);
-	double hi = (double)on.vmpte * (1 + TOLERANCE) + (double)off.gaps_kb;
+	double hi = (double)on.vmpte * (1 + TOLERANCE);
 	printf("huge_pages=off: %zu processes, VmPTE %lld kB (linux model %lld); "
-	       "hugetlb-2m predicts %lld kB, at most %lld kB of them for the "
-	       "gaps above aligned mappings\n", off.procs, (long long)off.vmpte,
-	       (long long)off.linux_kb, (long long)off.huge_kb,
-	       (long long)off.gaps_kb);
+	       "hugetlb-2m predicts %lld kB\n", off.procs, (long long)off.vmpte,
+	       (long long)off.linux_kb, (long long)off.huge_kb);
 	printf("huge_pages=on: %zu processes, VmPTE %lld kB (linux model %lld); "
 	       "prediction %+.2f%%\n", on.procs, (long long)on.vmpte,
 	       (long long)on.linux_kb, 100 * diff);
@@ -338,7 +298,7 @@ static void test_prediction_equals_huge_pages_on(void **state)
 	assert_int_equal(off.procs, on.procs);
 	if ((double)off.huge_kb < lo || (double)off.huge_kb > hi)
 		fail_msg("hugetlb-2m predicts %lld kB, huge_pages=on has %lld kB: "
-			 "outside [%.0f, %.0f] (%.0f%%, and the gap tables above)",
+			 "outside [%.0f, %.0f] (%.0f%%)",
 			 (long long)off.huge_kb, (long long)on.vmpte, lo, hi,
 			 100 * TOLERANCE);
 }
