@@ -278,10 +278,12 @@ static void faults(FILE *f, const struct report *r)
 			without);
 	fprintf(f, "\n  linux: %" PRIu64 " faults seen, %" PRIu64
 		" first touches from pagemap\n", seen[0], touched[0]);
+	/* Signed: nothing makes a policy's counts the smaller ones. */
 	for (size_t k = 1; k < r->npol; k++)
-		fprintf(f, "  %s avoids %" PRIu64 " of the faults and %" PRIu64
+		fprintf(f, "  %s avoids %" PRId64 " of the faults and %" PRId64
 			" of the touches\n", r->pol[k].label,
-			seen[0] - seen[k], touched[0] - touched[k]);
+			(int64_t)(seen[0] - seen[k]),
+			(int64_t)(touched[0] - touched[k]));
 	for (size_t i = 0, shown = 0; i < r->nfinals && shown < 5; i++) {
 		const struct report_final *x = &r->finals[i];
 		if (x->fault_mode == PTS_FAULTS_OFF && x->fault_err) {
