@@ -19,6 +19,7 @@
  * _Unwind_Backtrace.  docs/shim.md, *The unwinder*.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <unwind.h>
@@ -87,19 +88,26 @@ const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 enum { SAVED_NOT = 0, SAVED_AT_OFFSET = 1 }; /* libgcc's REG_UNSAVED, ... */
 
-/* How to find a caller's frame: packed into 64 bits, 0 when it cannot. */
+/* How to find a caller's frame: packed into 64 bits, 0 when it cannot.
+ * END: the call stack ends here. */
 #define RULE_OK (1ull << 32)
 #define RULE_CFA_RBP (1ull << 33)
 #define RULE_RBP_SAVED (1ull << 34)
+#define RULE_END (1ull << 35)
 
 static uint64_t rule_for(uintptr_t ip)
 {
 	struct dwarf_eh_bases bases;
+	struct dl_find_object object;
 	struct frame_state fs;
 	void *pc = (void *)(ip - 1); /* the call, not what follows it */
 
-	/* No table: libgcc looks for a signal return there itself. */
-	if (!_Unwind_Find_FDE(pc, &bases) || !__frame_state_for(pc, &fs))
+	/* No table: libgcc reads the code there, a signal return or the end
+	 * of the stack.  Outside every object (generated code, or no code at
+	 * all) it is not read: the end. */
+	if (!_Unwind_Find_FDE(pc, &bases))
+		return _dl_find_object(pc, &object) ? RULE_END : 0;
+	if (!__frame_state_for(pc, &fs))
 		return 0;
 	if ((fs.cfa_reg != DW_RSP && fs.cfa_reg != DW_RBP) ||
 	    fs.retaddr_column != DW_RA || fs.saved[DW_RA] != SAVED_AT_OFFSET ||
@@ -203,6 +211,8 @@ static __attribute__((noinline)) bool walk_cached(struct collect *k)
 	stack_regs(&r);
 	while (r.ip && !collect(k, r.ip)) {
 		uint64_t rule = rule_at(r.ip);
+		if (rule & RULE_END)
+			break;
 		if (!rule) {
 			k->c->nframes = 0;
 			return false;
