@@ -88,14 +88,15 @@ const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 enum { SAVED_NOT = 0, SAVED_AT_OFFSET = 1 }; /* libgcc's REG_UNSAVED, ... */
 
-/* How to find a caller's frame: packed into 64 bits, 0 when it cannot.
- * END: the call stack ends here. */
-#define RULE_OK (1ull << 32)
-#define RULE_CFA_RBP (1ull << 33)
-#define RULE_RBP_SAVED (1ull << 34)
-#define RULE_END (1ull << 35)
+/* How to find a caller's frame, 0 when it cannot: the CFA's offset (bits
+ * 0-15), rbp's from the CFA in words (16-23), flags.  END: the call stack
+ * ends here. */
+#define RULE_OK (1u << 24)
+#define RULE_CFA_RBP (1u << 25)
+#define RULE_RBP_SAVED (1u << 26)
+#define RULE_END (1u << 27)
 
-static uint64_t rule_for(uintptr_t ip)
+static uint32_t rule_for(uintptr_t ip)
 {
 	struct dwarf_eh_bases bases;
 	struct dl_find_object object;
@@ -113,13 +114,13 @@ static uint64_t rule_for(uintptr_t ip)
 	    fs.retaddr_column != DW_RA || fs.saved[DW_RA] != SAVED_AT_OFFSET ||
 	    fs.reg_or_offset[DW_RA] != -8 || fs.cfa_offset != (int16_t)fs.cfa_offset)
 		return 0;
-	uint64_t rule = RULE_OK | (uint16_t)fs.cfa_offset;
+	uint32_t rule = RULE_OK | (uint16_t)fs.cfa_offset;
 	if (fs.cfa_reg == DW_RBP)
 		rule |= RULE_CFA_RBP;
-	if (fs.saved[DW_RBP] == SAVED_AT_OFFSET &&
-	    fs.reg_or_offset[DW_RBP] == (int16_t)fs.reg_or_offset[DW_RBP])
-		rule |= RULE_RBP_SAVED |
-			(uint64_t)(uint16_t)fs.reg_or_offset[DW_RBP] << 16;
+	long bp_words = fs.reg_or_offset[DW_RBP] / 8;
+	if (fs.saved[DW_RBP] == SAVED_AT_OFFSET && bp_words == (int8_t)bp_words &&
+	    bp_words * 8 == fs.reg_or_offset[DW_RBP])
+		rule |= RULE_RBP_SAVED | (uint32_t)(uint8_t)bp_words << 16;
 	else if (fs.saved[DW_RBP] != SAVED_NOT)
 		return 0;
 	return rule;
@@ -131,14 +132,16 @@ static uint64_t rule_for(uintptr_t ip)
  * another's code: its rules are not kept).  A slot is a seqlock written by
  * whoever takes it first (odd: being written; a fork child that inherits
  * one odd leaves it so, a slot lost); readers retry nothing, a torn read
- * is a miss.
+ * is a miss.  Two pages, written in the constructor: the process's
+ * footprint is the same from its start, whatever call sites come later.
  */
-#define CACHE_SLOTS 1024
+#define CACHE_SLOTS 512
+#define SLOTS_PER_PAGE 256
 static struct slot {
 	atomic_uint seq;
+	_Atomic uint32_t rule;
 	_Atomic uintptr_t ip;
-	_Atomic uint64_t rule;
-} cache[CACHE_SLOTS];
+} cache[CACHE_SLOTS] __attribute__((aligned(4096)));
 
 #define RANGES_MAX 64
 static struct range {
@@ -156,15 +159,15 @@ static bool lasting(uintptr_t ip)
 
 static struct slot *slot_of(uintptr_t ip)
 {
-	return &cache[(ip * 0x9e3779b97f4a7c15ull) >> 54];
+	return &cache[(ip * 0x9e3779b97f4a7c15ull) >> 55];
 }
 
-static uint64_t rule_at(uintptr_t ip)
+static uint32_t rule_at(uintptr_t ip)
 {
 	struct slot *s = slot_of(ip);
 	unsigned seq = atomic_load_explicit(&s->seq, memory_order_acquire);
 	uintptr_t key = atomic_load_explicit(&s->ip, memory_order_relaxed);
-	uint64_t rule = atomic_load_explicit(&s->rule, memory_order_relaxed);
+	uint32_t rule = atomic_load_explicit(&s->rule, memory_order_relaxed);
 
 	atomic_thread_fence(memory_order_acquire);
 	if (!(seq & 1) && key == ip &&
@@ -210,7 +213,7 @@ static __attribute__((noinline)) bool walk_cached(struct collect *k)
 
 	stack_regs(&r);
 	while (r.ip && !collect(k, r.ip)) {
-		uint64_t rule = rule_at(r.ip);
+		uint32_t rule = rule_at(r.ip);
 		if (rule & RULE_END)
 			break;
 		if (!rule) {
@@ -219,7 +222,7 @@ static __attribute__((noinline)) bool walk_cached(struct collect *k)
 		}
 		uintptr_t cfa = (rule & RULE_CFA_RBP ? r.bp : r.sp) + (int16_t)rule;
 		if (rule & RULE_RBP_SAVED)
-			r.bp = *(const uintptr_t *)(cfa + (int16_t)(rule >> 16));
+			r.bp = *(const uintptr_t *)(cfa + 8 * (int8_t)(rule >> 16));
 		r.ip = *(const uintptr_t *)(cfa - 8);
 		r.sp = cfa;
 	}
@@ -250,9 +253,9 @@ static int note_range(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* In the constructor, where the process has one thread: the objects loaded
- * with the program, and libgcc's one-time setup (its register size table,
- * behind a pthread_once a child forked while another thread ran it would
- * wait on for ever). */
+ * with the program, the cache's pages, and libgcc's one-time setup (its
+ * register size table, behind a pthread_once a child forked while another
+ * thread ran it would wait on for ever). */
 void stack_init(void)
 {
 	struct shim_call c;
@@ -261,6 +264,8 @@ void stack_init(void)
 	if (!shim_cfg.stack || !shim_cfg.frames)
 		return;
 	dl_iterate_phdr(note_range, NULL);
+	for (int i = 0; i < CACHE_SLOTS; i += SLOTS_PER_PAGE)
+		atomic_store(&cache[i].seq, 0);
 	c.nframes = 0;
 	_Unwind_Backtrace(one_frame, &k);
 }
