@@ -15,7 +15,7 @@
  * below it, rbp saved at an offset or not at all); libgcc's
  * __frame_state_for says which, once per return address, into a cache.
  * A frame it cannot put that way (a signal frame, a CFA computed by an
- * expression, no unwind table) sends the whole call stack to
+ * expression, code with no unwind table) sends the whole call stack to
  * _Unwind_Backtrace.  docs/shim.md, *The unwinder*.
  */
 #define _GNU_SOURCE
