@@ -130,10 +130,11 @@ static uint32_t rule_for(uintptr_t ip)
  * The rules of return addresses in the objects loaded with the program,
  * which are never unloaded (a dlopen'ed object's addresses may come to hold
  * another's code: its rules are not kept).  A slot is a seqlock written by
- * whoever takes it first (odd: being written; a fork child that inherits
- * one odd leaves it so, a slot lost); readers retry nothing, a torn read
- * is a miss.  Two pages, written in the constructor: the process's
- * footprint is the same from its start, whatever call sites come later.
+ * a thread that finds no other writing it, a rule replacing the one there
+ * (odd: being written; a fork child that inherits one odd leaves it so, a
+ * slot lost); readers retry nothing, a torn read is a miss.  Two pages,
+ * written in the constructor: the process's footprint is the same from its
+ * start, whatever call sites come later.
  */
 #define CACHE_SLOTS 512
 #define SLOTS_PER_PAGE 256
