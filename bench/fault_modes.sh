@@ -31,7 +31,7 @@ vmas_of() {
 	pids=$(ps -eo pid=,sid=,comm= |
 		awk -v s="$1" '$2 == s && $3 != "ptshare" && $3 != "ptshared" { print $1 }')
 	for p in $pids; do
-		grep -vE 'libptshare|libunwind|liblzma|libgcc_s' "/proc/$p/maps" 2>/dev/null |
+		grep -v 'libptshare' "/proc/$p/maps" 2>/dev/null |
 			wc -l
 	done | sort -n | uniq -c |
 		awk '$2 { printf "%s%d x %d", (n++ ? ", " : ""), $1, $2 }'

@@ -3,7 +3,7 @@
 # when all are there.  Sourced by demo.sh and test.sh.
 set -eu
 # The caller may ask for more (test.sh: the PostgreSQL the tests run).
-PTSHARE_PACKAGES="gcc make cmake pkg-config liburing-dev libunwind-dev libcmocka-dev libdw-dev libiberty-dev libzstd-dev groff-base ${PTSHARE_EXTRA_PACKAGES:-}"
+PTSHARE_PACKAGES="gcc make cmake pkg-config liburing-dev libcmocka-dev libdw-dev libiberty-dev libzstd-dev groff-base ${PTSHARE_EXTRA_PACKAGES:-}"
 missing=""
 for p in $PTSHARE_PACKAGES; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The constructor of every image the shim is preloaded into: configuration,
- * the real functions, libunwind's setup, then the connection and HELLO
+ * the real functions, the unwinder's setup, then the connection and HELLO
  * (EXECED: every image starts with an exec).  Without PTSHARE_SOCKET the
  * shim stays out of the way: every interposer then goes straight through.
  */

@@ -149,7 +149,6 @@ void proc_forked(void)
 	uint32_t parent_seq = shim_proc.seq;
 
 	section_reset_in_child();
-	stack_forked();
 	atomic_store(&shim_proc.active, false);
 	/* The parent's ring is not mapped here (MADV_DONTFORK). */
 	shim_proc.ring = NULL;

@@ -10,8 +10,8 @@
  * that maps memory is traced like any other caller, after the interrupted
  * call.  Synchronous signals (a fault, a seccomp trap on the real call)
  * cannot be blocked; their handlers find depth > 0 and go straight to the
- * real functions.  The same depth lets the shim's own helpers (libunwind,
- * dlsym) map memory without records.
+ * real functions.  The same depth lets the shim's own helpers (dlsym)
+ * map memory without records.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -79,14 +79,13 @@ pid_t shim_tid(void)
 	return shim_tls.tid;
 }
 
-bool shim_enter_from(struct shim_call *c, const void *caller, bool stack)
+bool shim_enter_call(struct shim_call *c, bool stack)
 {
 	c->err = errno;
 	/* The pid check keeps a vfork child (or a child of a raw clone) off
 	 * the state it shares or copied: it writes nothing here. */
 	if (!atomic_load_explicit(&shim_proc.active, memory_order_acquire) ||
-	    shim_tls.depth || stack_is_unwinder(caller) ||
-	    shim_getpid() != shim_proc.pid)
+	    shim_tls.depth || shim_getpid() != shim_proc.pid)
 		return false;
 	inside(c);
 	if (stack)

@@ -71,7 +71,6 @@ extern struct shim_proc shim_proc;
 struct shim_thread {
 	unsigned depth;       /* > 0: inside the shim, calls go straight through */
 	pid_t tid;            /* cached; 0 until first needed */
-	bool unwinding;       /* inside libunwind (stack.c) */
 };
 extern __thread struct shim_thread shim_tls;
 
@@ -89,16 +88,14 @@ struct shim_call {
 	uint64_t frames[PTS_MAX_FRAMES];
 };
 
-/* False: the call is not traced here (quiet, nested in the shim, made by
- * libunwind, or not this state's process: a vfork child); run the real call
- * and nothing else.  A macro, to take the interposer's caller. */
-#define shim_enter(c) shim_enter_from((c), __builtin_return_address(0), true)
+/* False: the call is not traced here (quiet, nested in the shim, or not
+ * this state's process: a vfork child); run the real call and nothing
+ * else.  stack: take the call site's return addresses. */
+bool shim_enter_call(struct shim_call *c, bool stack);
+#define shim_enter(c) shim_enter_call((c), true)
 /* The same without the call stack, for a record whose call site nothing
- * reads (EXIT: in most short-lived images it would be the first call stack
- * taken, libunwind's slow path for every frame). */
-#define shim_enter_unstacked(c) \
-	shim_enter_from((c), __builtin_return_address(0), false)
-bool shim_enter_from(struct shim_call *c, const void *caller, bool stack);
+ * reads (EXIT: the exit handlers' frames would be unwound for nothing). */
+#define shim_enter_unstacked(c) shim_enter_call((c), false)
 /* Right after the real call: keeps its errno and whether it failed. */
 void shim_returned(struct shim_call *c, bool failed);
 void shim_leave(struct shim_call *c);
@@ -212,9 +209,6 @@ bool proc_tracing_wanted(void);         /* new processes should be traced */
 /* stack.c */
 void stack_init(void);
 void stack_capture(struct shim_call *c);
-bool stack_is_unwinder(const void *caller);
-/* In the child of fork, before any call stack is taken. */
-void stack_forked(void);
 
 /* config.c: PTSHARE_SOCKET, PTSHARE_OPTIONS and what execs must keep. */
 void config_load(char **argv);

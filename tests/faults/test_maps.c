@@ -61,8 +61,7 @@ static void put(struct text *t, const char *fmt, ...)
  * (docs/promises.md). */
 static bool shim_library(const char *path)
 {
-	static const char *const libs[] = { "libptshare.so", "libunwind",
-					    "liblzma.so", "libgcc_s.so",
+	static const char *const libs[] = { "libptshare.so",
 					    "memfd:ptshare-ring" };
 	const char *base = strrchr(path, '/');
 	for (size_t i = 0; base && i < sizeof(libs) / sizeof(libs[0]); i++)

@@ -26,6 +26,18 @@ for f in bin/ptshare lib/ptshare/ptshared lib/ptshare/libptshare.so \
 	[ -f "$prefix/$f" ] || fail "$f not installed"
 done
 [ -x "$prefix/lib/ptshare/ptshared" ] || fail "ptshared not executable"
+# The shim, loaded into every image, needs libc alone, and its copy of
+# libgcc's unwinder is its own: none of its symbols is exported, so a
+# program's C++ exceptions keep going to its libgcc_s (docs/shim.md, The
+# unwinder).
+need readelf
+shim=$prefix/lib/ptshare/libptshare.so
+needed=$(readelf -d "$shim" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+[ "$needed" = libc.so.6 ] || fail "the shim needs $needed"
+exported=$(readelf --dyn-syms -W "$shim" | awk '$7 != "UND" { print $8 }' |
+	grep -E '^(_Unwind_|__register_frame|__deregister_frame|__frame_state_for)' ||
+	true)
+[ -z "$exported" ] || fail "the shim exports libgcc's $exported"
 # Nothing beside them in bin/: the daemon and the shim are private.
 [ "$(ls "$prefix/bin")" = ptshare ] || fail "bin/ holds $(ls "$prefix/bin")"
 # The manifest lists what was installed, the unit written at install

@@ -268,7 +268,7 @@ static int exits(const char *how, int status)
 }
 
 /*
- * Takes over every fd from 3 up, the shim's (and libunwind's) included,
+ * Takes over every fd from 3 up, the shim's included,
  * with dup2, maps memory, then checks that its pipe holds exactly what it
  * wrote itself and that fd 1000 is still its own.
  */

@@ -120,7 +120,7 @@ static void check_exec(const char *how, const char *path_prefix)
 	assert_int_equal(r[3]->r.h.type, PTS_EXEC);
 	assert_memory_equal(r[3]->r.exec.path, path_prefix, strlen(path_prefix));
 	/* All asked for: the shim's own frames above an exec fit in what
-	 * stack.c asks libunwind for beyond frames= (unoptimized too). */
+	 * stack.c looks at beyond frames= (unoptimized too). */
 	assert_int_equal(r[3]->r.h.nframes, 3);
 	assert_int_equal(r[4]->r.h.type, PTS_HELLO);
 	assert_int_equal(r[4]->r.hello.flags & ~(PTS_HELLO_UFFD | PTS_HELLO_RING), PTS_HELLO_EXECED);

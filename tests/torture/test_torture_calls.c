@@ -63,11 +63,12 @@ static void test_signal_handlers(void **state)
 }
 
 /*
- * Children forked just as new threads take call stacks the slow way, in
- * SPIN_ROUNDS images: a child that inherited a lock of libunwind's, held
- * by a thread it does not have, would block at its first call stack for
- * ever (its parent kills it after CHILD_BOUND_S, and counts it).  Every
- * child is in the report.
+ * Children forked just as new threads take call stacks through call sites
+ * not seen before, in SPIN_ROUNDS images: a child that inherited a lock
+ * of the unwinder's, or a slot of its cache half written, held by a thread
+ * it does not have, would block at its first call stack for ever (its
+ * parent kills it after CHILD_BOUND_S, and counts it).  Every child is in
+ * the report.
  */
 static void test_fork_while_unwinding(void **state)
 {

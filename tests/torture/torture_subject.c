@@ -301,9 +301,8 @@ static int forkstorm(void)
 /* ---- forks while other threads are inside the shim ---- */
 
 /* SPIN_SITES functions that map and unmap, each from its own call site:
- * the first call stack through a call site is the slow one, for which
- * libunwind holds its global cache's lock while it reads the unwinding
- * tables. */
+ * the first call stack through a call site is the slow one, which reads
+ * the unwinding tables and writes the unwinder's cache (shim/stack.c). */
 #define SITE(n)                                                        \
 	static __attribute__((noinline)) void site_##n(void)           \
 	{                                                              \
@@ -694,9 +693,11 @@ static long count_maps(void)
 
 /*
  * One-page mappings of alternating protection (so none merge) until mmap
- * fails.  What it prints depends on how many mappings the process had to
- * begin with: "before" and "mapped" differ under ptshare by the shim's own
- * mappings, "limit" does not (docs/promises.md).
+ * fails, MAP_NORESERVE (so none merges with a mapping made before, which
+ * the holes the shim's mappings leave would decide).  What it prints
+ * depends on how many mappings the process had to begin with: "before"
+ * and "mapped" differ under ptshare by the shim's own mappings, "limit"
+ * does not (docs/promises.md).
  */
 static int maxmap(void)
 {
@@ -706,7 +707,8 @@ static int maxmap(void)
 	long before = count_maps();
 	while (n < max) {
 		int prot = n % 2 ? PROT_READ : PROT_READ | PROT_WRITE;
-		void *p = mmap(NULL, PAGE, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = mmap(NULL, PAGE, prot,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			break;
 		maps[n++] = p;
