@@ -249,45 +249,99 @@ static uint64_t placed(const struct mm_space *mm, uint64_t addr, uint64_t len,
 	return fit_down(mm, addr + len, MM_MIN_ADDR, len, align);
 }
 
+/* m has no tail: its place in the world is as long as the program's. */
+static bool untailed(const struct mm_moved *m)
+{
+	return m->wend - m->wstart == m->end - m->start;
+}
+
+/* The first moved range starting at or after a (binary search). */
+static size_t moved_from(const struct mm_layout *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->m[mid].start < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * A moved range joins a neighbour moved as far, side by side in both the
+ * program's addresses and the world's: the mappings the kernel places one
+ * below another after an aligned mapping all move by as much, and stay
+ * one range (a lookup among a few, not among every mapping since).
+ */
 static int moved_add(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		     uint64_t end, uint64_t wstart, uint64_t wend)
 {
 	struct mm_layout *l = layout_of(w, mm);
-	if (!l || grow_array((void **)&l->m, &l->cap, l->n + 1, sizeof(*l->m)))
-		return l ? mm_nomem(w, "a moved range") : -ENOMEM;
-	size_t i = l->n;
-	while (i && l->m[i - 1].start > start)
-		i--;
+	const struct mm_moved add = { start, end, wstart, wend };
+	if (!l)
+		return -ENOMEM;
+	size_t i = moved_from(l, start);
+	struct mm_moved *prev = i ? &l->m[i - 1] : NULL;
+	struct mm_moved *next = i < l->n ? &l->m[i] : NULL;
+	bool with_prev = prev && untailed(prev) && prev->end == start &&
+			 prev->wend == wstart;
+	bool with_next = next && untailed(&add) && next->start == end &&
+			 next->wstart == wend;
+	if (with_prev && with_next && untailed(&add)) {
+		prev->end = next->end;
+		prev->wend = next->wend;
+		memmove(next, next + 1, (l->n - i - 1) * sizeof(*next));
+		l->n--;
+		return 0;
+	}
+	if (with_prev) {
+		prev->end = end;
+		prev->wend = wend;
+		return 0;
+	}
+	if (with_next) {
+		next->start = start;
+		next->wstart = wstart;
+		return 0;
+	}
+	if (grow_array((void **)&l->m, &l->cap, l->n + 1, sizeof(*l->m)))
+		return mm_nomem(w, "a moved range");
 	memmove(&l->m[i + 1], &l->m[i], (l->n - i) * sizeof(*l->m));
-	l->m[i] = (struct mm_moved){ start, end, wstart, wend };
+	l->m[i] = add;
 	l->n++;
 	return 0;
+}
+
+/* A moved range meeting the program's [start, end), or NULL. */
+static struct mm_moved *moved_in(const struct mm_layout *l, uint64_t start,
+				 uint64_t end)
+{
+	size_t i = l ? moved_from(l, start) : 0;
+	if (i && l->m[i - 1].end > start)
+		return &l->m[i - 1];
+	return l && i < l->n && l->m[i].start < end ? &l->m[i] : NULL;
 }
 
 int mm_layout_forget(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		     uint64_t end)
 {
 	struct mm_layout *l = mm->layout;
-	for (size_t i = 0; l && i < l->n;) {
-		struct mm_moved *m = &l->m[i];
-		if (m->end <= start || m->start >= end) {
-			i++;
-			continue;
-		}
+	for (struct mm_moved *m; (m = moved_in(l, start, end));) {
 		struct mm_moved head = *m, tail = *m;
 		head.end = start;
 		head.wend = world_of(m, start);
 		tail.wstart = world_of(m, end);
 		tail.start = end;
 		bool keep_head = m->start < start, keep_tail = m->end > end;
-		memmove(m, m + 1, (l->n - i - 1) * sizeof(*m));
+		memmove(m, m + 1, (size_t)(&l->m[l->n] - m - 1) * sizeof(*m));
 		l->n--;
 		if ((keep_head && moved_add(w, mm, head.start, head.end,
 					    head.wstart, head.wend)) ||
 		    (keep_tail && moved_add(w, mm, tail.start, tail.end,
 					    tail.wstart, tail.wend)))
 			return -ENOMEM;
-		i += keep_head + keep_tail;
 	}
 	return 0;
 }
