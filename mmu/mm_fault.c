@@ -540,10 +540,9 @@ static size_t runs_at(const struct observation *o, uint64_t start,
 {
 	uint64_t to = from + (end - start);
 	size_t k = 0;
-	for (size_t i = 0; i < o->n && o->runs[i].start < to; i++) {
+	for (size_t i = run_after(o->runs, o->n, from);
+	     i < o->n && o->runs[i].start < to; i++) {
 		const struct mm_run *run = &o->runs[i];
-		if (run->end <= from)
-			continue;
 		struct mm_run *m = &o->moved[k++];
 		*m = *run;
 		m->start = max_u64(run->start, from) - from + start;

@@ -406,13 +406,15 @@ static int place_aligned(struct mm_world *w, struct mm_space *mm,
 	uint64_t span = MM_SPAN(PT_PTE), end = m->addr + m->len;
 	uint64_t len = align_down(m->len + span - 1, span);
 	uint64_t a = fit_down(mm, end, MM_MIN_ADDR, len, span);
-	struct mm_layout *l = a ? layout_of(w, mm) : NULL;
 	if (!a)
 		return 0;
-	if (!l || grow_array((void **)&l->g, &l->gcap, l->ng + 1, sizeof(*l->g)))
-		return l ? mm_nomem(w, "a gap") : -ENOMEM;
-	if (a + len < end)
+	if (a + len < end) { /* none above one the program got aligned */
+		struct mm_layout *l = layout_of(w, mm);
+		if (!l || grow_array((void **)&l->g, &l->gcap, l->ng + 1,
+				     sizeof(*l->g)))
+			return l ? mm_nomem(w, "a gap") : -ENOMEM;
 		l->g[l->ng++] = (struct mm_gap){ a + len, end };
+	}
 	*wstart = a;
 	*wlen = len;
 	return 0;
