@@ -306,9 +306,17 @@ void mm_mshare_pss(struct mm_world *w);
 typedef int mm_piece_fn(struct mm_world *w, struct mm_space *mm,
 			uint64_t start, uint64_t end, uint64_t from, void *arg);
 /* fn on each piece of the program's [start, end), in the program's order
- * (once, on the range itself, when nothing in mm moved), until it fails. */
-int mm_layout_each(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		   uint64_t end, mm_piece_fn *fn, void *arg);
+ * (once, on the range itself, when nothing in mm moved), until it fails.
+ * Inline: in every world but one, on every record, it is fn. */
+int mm_layout_pieces(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		     uint64_t end, mm_piece_fn *fn, void *arg);
+static inline int mm_layout_each(struct mm_world *w, struct mm_space *mm,
+				 uint64_t start, uint64_t end, mm_piece_fn *fn,
+				 void *arg)
+{
+	return mm->layout ? mm_layout_pieces(w, mm, start, end, fn, arg)
+			  : fn(w, mm, start, end, start, arg);
+}
 /* The world's address of the program's addr; false when the world has
  * another mapping of the program's there, and the program none. */
 bool mm_layout_addr(const struct mm_space *mm, uint64_t addr, uint64_t *out);

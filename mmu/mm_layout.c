@@ -164,11 +164,11 @@ static int each_unmoved(struct mm_world *w, struct mm_space *mm,
 	return 0;
 }
 
-int mm_layout_each(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		   uint64_t end, mm_piece_fn *fn, void *arg)
+int mm_layout_pieces(struct mm_world *w, struct mm_space *mm, uint64_t start,
+		     uint64_t end, mm_piece_fn *fn, void *arg)
 {
 	const struct mm_layout *l = mm->layout;
-	if (!l || !l->n)
+	if (!l->n)
 		return fn(w, mm, start, end, start, arg);
 	uint64_t pos = start;
 	for (size_t i = 0; i < l->n && pos < end; i++) {
