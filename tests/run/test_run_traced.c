@@ -307,6 +307,28 @@ static void test_exec(void **state)
 	traced_free(&t);
 }
 
+/*
+ * A shell running /bin/true 20 times (dash: vfork, then exec).  Each image
+ * says HELLO, and its EXIT follows at once, often before the daemon has
+ * read either: the EXIT's ack goes out once its /proc is read, not before
+ * (the image then exits, and no reading of it could be made), and every
+ * last checkpoint is exact.
+ */
+static void test_short_lived(void **state)
+{
+	const char *args[] = { "-c", "i=0; while [ $i -lt 20 ]; do /bin/true; "
+			       "i=$((i+1)); done", NULL };
+	struct traced t;
+	traced_start(&t, NULL, "/bin/sh", args);
+	traced_finish(&t);
+	assert_finals_exact(t.doc, 21);
+	const struct jr_value *finals = jr_get(t.doc, "final_checkpoints");
+	for (size_t i = 0; i < jr_len(finals); i++)
+		assert_string_equal(jr_path_str(jr_at(finals, i), "checkpoint"),
+				    "exit");
+	traced_free(&t);
+}
+
 /* The bundled demo as it comes (the timer on), named through a path with
  * "..". */
 static void test_prefork_demo(void **state)
@@ -382,6 +404,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_threads, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_spawn, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_exec, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_short_lived, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_prefork_demo, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_another_user, run_tmpdir_setup, run_tmpdir_teardown),
 	};
