@@ -13,6 +13,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <spawn.h>
@@ -388,6 +389,39 @@ static int signals(unsigned iterations)
 	return 0;
 }
 
+/* Real-time signals, each with its value, sent to a thread that maps and
+ * unmaps: every one reaches the handler once, whether it came inside a
+ * traced call (held back to its end) or outside. */
+static atomic_uint rt_count;
+static atomic_ulong rt_sum;
+
+static void rt_handler(int sig, siginfo_t *si, void *ctx)
+{
+	atomic_fetch_add(&rt_count, 1);
+	atomic_fetch_add(&rt_sum, (unsigned long)si->si_value.sival_int);
+}
+
+static int rt_signals(unsigned n)
+{
+	struct sigaction sa = { .sa_sigaction = rt_handler,
+				.sa_flags = SA_SIGINFO };
+	struct worker w = { .index = 0, .iterations = ~0u };
+
+	sigaction(SIGRTMIN, &sa, NULL);
+	pthread_create(&w.t, NULL, map_worker, &w);
+	for (unsigned i = 0; i < n; i++)
+		while (pthread_sigqueue(w.t, SIGRTMIN,
+					(union sigval){ .sival_int = (int)i }) == EAGAIN)
+			sched_yield();
+	/* A lost one would leave the count short: 10 s, then say so. */
+	for (uint64_t end = mono_ns() + 10000000000ull;
+	     atomic_load(&rt_count) < n && mono_ns() < end;)
+		sched_yield();
+	out("rt signals: %u received, values summing to %lu\n",
+	    atomic_load(&rt_count), atomic_load(&rt_sum));
+	_exit(0); /* the worker maps for ever */
+}
+
 /* The SIGSYS handler runs while the trapped mmap is inside the shim's
  * interposer: it maps memory itself and makes that the trapped call's
  * result. */
@@ -655,6 +689,8 @@ int main(int argc, char **argv)
 		return signals(n);
 	if (!strcmp(mode, "sigsys"))
 		return sigsys();
+	if (!strcmp(mode, "rtsignals"))
+		return rt_signals(n);
 	if (!strcmp(mode, "sigdefer"))
 		return sigdefer();
 	if (!strcmp(mode, "sigview"))
