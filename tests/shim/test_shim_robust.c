@@ -58,7 +58,7 @@ static void test_no_daemon(void **state)
 		{ "script", "/etc/passwd" }, { "fork" }, { "exec", "empty-env" },
 		{ "exec-fail" }, { "vfork" }, { "spawn" }, { "threads", "200" },
 		{ "exit", "_exit", "4" }, { "closefds" }, { "sigsys" },
-		{ "sigdefer" }, { "sigview" },
+		{ "sigdefer" }, { "sigview" }, { "rtsignals", "2000" },
 	};
 	static const char *const sockets[] = { NULL, "/nonexistent/ptshare.sock" };
 
