@@ -153,7 +153,11 @@ void ingest_capture_peak(struct ingest *g, bool always)
 	uint64_t *skipped = &g->stream.peak_skipped_tables;
 	struct report_input in;
 	struct report r;
-	if (g->peak.nrows && total < g->peak_tables)
+	/* A moment only as high keeps the first: PostgreSQL's backends
+	 * coming and going (pgbench -C) tie it at every exit, and each
+	 * capture is a report of every process in every world. */
+	if (g->peak.nrows && (total < g->peak_tables ||
+			      (total == g->peak_tables && !always)))
 		return;
 	if (g->peak.nrows && !always &&
 	    g->since_peak + PEAK_FREE_PROCESSES < g->nsess) {

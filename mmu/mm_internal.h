@@ -56,7 +56,7 @@ struct mm_space {
 	uint32_t pid;
 	struct pt_table *pgd;
 	struct avl_tree vmas;     /* by start, non-overlapping (mm_vma.c) */
-	struct mm_vma *hint;      /* last VMA found: faults come in runs */
+	struct mm_vma *hint;      /* last VMA found (mm_vma_first_after) */
 	/* The PTE table of the 2 MiB span pte_hint_span (addr >> 21) last
 	 * walked to, good while the world has unlinked or moved no entry
 	 * since (pte_hint_unlinks == w->unlinks): faults come in runs. */
@@ -349,8 +349,6 @@ int mm_layout_check(struct mm_world *w, const struct mm_space *mm);
 /* mm_zap.c */
 int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	   uint64_t end);
-void mm_free_pgtables(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		      uint64_t end);
 int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		uint64_t end);
 void mm_teardown(struct mm_world *w, struct mm_space *mm);

@@ -31,20 +31,42 @@ static bool ends_above(const struct avl_node *n, const void *addr)
 	return vma_of(n)->end > *(const uint64_t *)addr;
 }
 
+/* The hint is a cache, not part of the set's value: kept through a const
+ * mm, as the tree's own lookups are. */
+static struct mm_vma *remember(const struct mm_space *mm, struct mm_vma *v)
+{
+	if (v)
+		((struct mm_space *)mm)->hint = v;
+	return v;
+}
+
+/*
+ * The operations on a process come in runs at one place (a map, then its
+ * split and merge around it; a fault after another): the last VMA found, or
+ * the one after it, answers most lookups with two comparisons, where the
+ * tree takes one a level (docs/model.md, Process).
+ */
 struct mm_vma *mm_vma_first_after(const struct mm_space *mm, uint64_t addr)
 {
-	return vma_of(avl_first_from(&mm->vmas, ends_above, &addr));
+	struct mm_vma *h = mm->hint;
+
+	if (h && h->end > addr) {
+		struct mm_vma *before = vma_of(h->node.prev);
+		if (!before || before->end <= addr)
+			return h;
+	} else if (h) {
+		struct mm_vma *after = vma_next(h);
+		if (!after || after->end > addr)
+			return remember(mm, after);
+	}
+	return remember(mm, vma_of(avl_first_from(&mm->vmas, ends_above,
+						  &addr)));
 }
 
 struct mm_vma *mm_vma_find(struct mm_space *mm, uint64_t addr)
 {
-	struct mm_vma *v = mm->hint;
-	if (v && v->start <= addr && addr < v->end)
-		return v;
-	v = mm_vma_first_after(mm, addr);
-	if (!v || v->start > addr)
-		return NULL;
-	return mm->hint = v;
+	struct mm_vma *v = mm_vma_first_after(mm, addr);
+	return v && v->start <= addr ? v : NULL;
 }
 
 bool mm_vma_any_in(const struct mm_space *mm, uint64_t start, uint64_t end)

@@ -53,11 +53,16 @@ int mm_zap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	return zap_table(w, mm, mm->pgd, 0, start, end);
 }
 
-/* free_pgtables(): the tables meeting [start, end) whose whole span holds
- * no VMA any more go, top-down; shared ones are only detached. */
-static void free_table(struct mm_world *w, struct mm_space *mm,
-		       struct pt_table *t, uint64_t tbase, uint64_t start,
-		       uint64_t end)
+/*
+ * free_pgtables(): the tables meeting [start, end), which holds no VMA any
+ * more, whose whole span holds none either go, top-down; shared ones are
+ * only detached.  A span meeting the range holds a VMA when the one before
+ * the range ends in it (floor) or the one after starts in it (ceiling), as
+ * the kernel's floor and ceiling say: no lookup a table.
+ */
+static void free_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
+		       uint64_t start, uint64_t end, uint64_t floor,
+		       uint64_t ceiling)
 {
 	uint64_t esz = MM_ENTRY(t->level);
 	unsigned lo, hi;
@@ -67,17 +72,21 @@ static void free_table(struct mm_world *w, struct mm_space *mm,
 		if (!pt_entry_is_table(e))
 			continue;
 		struct pt_table *c = pt_entry_table(e);
-		if (!mm_vma_any_in(mm, eb, eb + esz))
+		if (floor <= eb && ceiling >= eb + esz)
 			mm_pt_clear_entry(w, t, i);
 		else if (c->share == 1 && c->level > PT_PTE)
-			free_table(w, mm, c, eb, start, end);
+			free_table(w, c, eb, start, end, floor, ceiling);
 	}
 }
 
-void mm_free_pgtables(struct mm_world *w, struct mm_space *mm, uint64_t start,
-		      uint64_t end)
+static void free_pgtables(struct mm_world *w, struct mm_space *mm,
+			  uint64_t start, uint64_t end)
 {
-	free_table(w, mm, mm->pgd, 0, start, end);
+	const struct mm_vma *next = mm_vma_first_after(mm, start);
+	const struct mm_vma *prev = next ? vma_of(next->node.prev)
+					 : vma_of(mm->vmas.last);
+	free_table(w, mm->pgd, 0, start, end, prev ? prev->end : 0,
+		   next ? next->start : UINT64_MAX);
 }
 
 /* munmap() of [start, end), validated by the caller. */
@@ -97,7 +106,7 @@ int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		free(v);
 		v = next;
 	}
-	mm_free_pgtables(w, mm, start, end);
+	free_pgtables(w, mm, start, end);
 	return 0;
 }
 

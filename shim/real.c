@@ -127,5 +127,10 @@ void real_resolve(void)
 	lookup_version(&shim_real.posix_spawnp, "posix_spawnp", GLIBC_SPAWN);
 	lookup_version(&shim_real.posix_spawn_old, "posix_spawn", GLIBC_SPAWN_OLD);
 	lookup_version(&shim_real.posix_spawnp_old, "posix_spawnp", GLIBC_SPAWN_OLD);
+	lookup(&shim_real.sigaction, "sigaction");
+	lookup(&shim_real.signal, "signal");
+	lookup(&shim_real.sysv_signal, "sysv_signal");
+	lookup(&shim_real.sigset, "sigset");
+	lookup(&shim_real.setcanceltype, "pthread_setcanceltype");
 	atomic_store(&resolved, true);
 }

@@ -4,14 +4,17 @@
  * real calls of all threads with their records' sequence numbers and sends,
  * so the daemon applies them in the order they took effect.
  *
- * Asynchronous signals are blocked inside it: a handler can then neither
- * run in the middle of it (its own thread holds the lock it would wait for)
- * nor longjmp out of it (the lock would stay held for ever), and a handler
+ * The program's handlers of asynchronous signals do not run inside it
+ * (signal.c holds them back to its end): a handler can then neither run in
+ * the middle of it (its own thread holds the lock it would wait for) nor
+ * longjmp out of it (the lock would stay held for ever), and a handler
  * that maps memory is traced like any other caller, after the interrupted
- * call.  Synchronous signals (a fault, a seccomp trap on the real call)
- * cannot be blocked; their handlers find depth > 0 and go straight to the
- * real functions.  The same depth lets the shim's own helpers (dlsym)
- * map memory without records.
+ * call.  A thread with asynchronous cancellation enabled blocks signals
+ * instead, as every thread once did: glibc's cancellation handler is not
+ * the program's to hold back.  Synchronous signals (a fault, a seccomp
+ * trap on the real call) cannot wait; their handlers find depth > 0 and go
+ * straight to the real functions.  The same depth lets the shim's own
+ * helpers (dlsym) map memory without records.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,7 +64,9 @@ static void inside(struct shim_call *c)
 			      sig_bit(SIGILL) | sig_bit(SIGFPE) |
 			      sig_bit(SIGTRAP) | sig_bit(SIGSYS);
 
-	mask_set(SIG_BLOCK, ~sync, &c->mask);
+	c->masked = shim_tls.async_cancel;
+	if (c->masked)
+		mask_set(SIG_BLOCK, ~sync, &c->mask);
 	shim_tls.depth++;
 	c->failed = false;
 	c->nframes = 0;
@@ -113,7 +118,10 @@ void section_end(struct shim_call *c)
 	ring_call_end();
 	unlock();
 	shim_tls.depth--;
-	mask_set(SIG_SETMASK, c->mask, NULL);
+	if (c->masked)
+		mask_set(SIG_SETMASK, c->mask, NULL);
+	else
+		signal_release_deferred();
 }
 
 void shim_leave(struct shim_call *c)

@@ -11,6 +11,7 @@
 #ifndef PTSHARE_SHIM_H
 #define PTSHARE_SHIM_H
 
+#include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -71,16 +72,20 @@ extern struct shim_proc shim_proc;
 struct shim_thread {
 	unsigned depth;       /* > 0: inside the shim, calls go straight through */
 	pid_t tid;            /* cached; 0 until first needed */
+	uint64_t deferred;    /* signals held back until the section ends */
+	bool async_cancel;    /* PTHREAD_CANCEL_ASYNCHRONOUS: signals blocked */
 };
 extern __thread struct shim_thread shim_tls;
 
 /*
- * One traced call: shim_enter() blocks signals, captures the call stack and
- * takes the per-process lock, so the real call, its sequence number and its
- * send are one step for the other threads; shim_leave() undoes that and
- * gives the program the errno the real call left.
+ * One traced call: shim_enter() captures the call stack and takes the
+ * per-process lock, so the real call, its sequence number and its send are
+ * one step for the other threads; the program's signal handlers wait for
+ * the end of it (signal.c).  shim_leave() undoes that and gives the program
+ * the errno the real call left.
  */
 struct shim_call {
+	bool masked;          /* signals blocked (async_cancel): */
 	uint64_t mask;        /* the signal mask to restore */
 	int err;              /* errno as the program must see it */
 	bool failed;
@@ -140,6 +145,11 @@ struct shim_real {
 	spawn_fn *posix_spawn, *posix_spawnp;
 	/* The versions programs linked before glibc 2.15 call (spawn.c). */
 	spawn_fn *posix_spawn_old, *posix_spawnp_old;
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	__sighandler_t (*signal)(int, __sighandler_t);
+	__sighandler_t (*sysv_signal)(int, __sighandler_t);
+	__sighandler_t (*sigset)(int, __sighandler_t);
+	int (*setcanceltype)(int, int *);
 };
 extern struct shim_real shim_real;
 /* Idempotent.  The constructor calls it; a process call reached before the
@@ -205,6 +215,10 @@ void proc_start(uint32_t hello_flags, uint32_t parent_seq);
 void proc_forked(void);                 /* in the child, before fork returns */
 void proc_exit(int status);             /* EXIT, wait for the ACK, quiet */
 bool proc_tracing_wanted(void);         /* new processes should be traced */
+
+/* signal.c: at the end of a section, the signals wrapper() held back are
+ * unblocked, and their handlers run. */
+void signal_release_deferred(void);
 
 /* stack.c */
 void stack_init(void);

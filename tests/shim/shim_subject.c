@@ -13,6 +13,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <spawn.h>
@@ -388,6 +389,39 @@ static int signals(unsigned iterations)
 	return 0;
 }
 
+/* Real-time signals, each with its value, sent to a thread that maps and
+ * unmaps: every one reaches the handler once, whether it came inside a
+ * traced call (held back to its end) or outside. */
+static atomic_uint rt_count;
+static atomic_ulong rt_sum;
+
+static void rt_handler(int sig, siginfo_t *si, void *ctx)
+{
+	atomic_fetch_add(&rt_count, 1);
+	atomic_fetch_add(&rt_sum, (unsigned long)si->si_value.sival_int);
+}
+
+static int rt_signals(unsigned n)
+{
+	struct sigaction sa = { .sa_sigaction = rt_handler,
+				.sa_flags = SA_SIGINFO };
+	struct worker w = { .index = 0, .iterations = ~0u };
+
+	sigaction(SIGRTMIN, &sa, NULL);
+	pthread_create(&w.t, NULL, map_worker, &w);
+	for (unsigned i = 0; i < n; i++)
+		while (pthread_sigqueue(w.t, SIGRTMIN,
+					(union sigval){ .sival_int = (int)i }) == EAGAIN)
+			sched_yield();
+	/* A lost one would leave the count short: 10 s, then say so. */
+	for (uint64_t end = mono_ns() + 10000000000ull;
+	     atomic_load(&rt_count) < n && mono_ns() < end;)
+		sched_yield();
+	out("rt signals: %u received, values summing to %lu\n",
+	    atomic_load(&rt_count), atomic_load(&rt_sum));
+	_exit(0); /* the worker maps for ever */
+}
+
 /* The SIGSYS handler runs while the trapped mmap is inside the shim's
  * interposer: it maps memory itself and makes that the trapped call's
  * result. */
@@ -400,10 +434,33 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ctx)
 	uc->uc_mcontext.gregs[REG_RAX] = (greg_t)p;
 }
 
-static int sigsys(void)
+/* A signal sent from inside a traced call (from the SIGSYS handler of its
+ * trapped mmap) reaches its handler after the call, with its siginfo; the
+ * handler's own calls are traced after the call's record. */
+static volatile sig_atomic_t deferred_ran, deferred_value, deferred_code,
+	deferred_self;
+
+static void deferred_handler(int sig, siginfo_t *si, void *ctx)
 {
-	struct sigaction sa = { .sa_sigaction = sigsys_handler,
-				.sa_flags = SA_SIGINFO };
+	int err = errno;
+
+	deferred_ran++;
+	deferred_value = si->si_value.sival_int;
+	deferred_code = si->si_code;
+	deferred_self = si->si_pid == getpid();
+	map_unmap(SUBJECT_HANDLER_LEN);
+	errno = err;
+}
+
+static void sigsys_queue_handler(int sig, siginfo_t *si, void *ctx)
+{
+	sigqueue(getpid(), SIGUSR1, (union sigval){ .sival_int = 4242 });
+	sigsys_handler(sig, si, ctx);
+}
+
+static int trap_mmap(void (*handler)(int, siginfo_t *, void *))
+{
+	struct sigaction sa = { .sa_sigaction = handler, .sa_flags = SA_SIGINFO };
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 3),
@@ -416,8 +473,125 @@ static int sigsys(void)
 	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
 
 	sigaction(SIGSYS, &sa, NULL);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+static int sigdefer(void)
+{
+	struct sigaction sa = { .sa_sigaction = deferred_handler,
+				.sa_flags = SA_SIGINFO };
+
+	sigaction(SIGUSR1, &sa, NULL);
+	if (trap_mmap(sigsys_queue_handler))
+		return 1;
+	void *p = mmap(NULL, SUBJECT_SIGSYS_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	out("@sigsys %p\n", p);
+	out("sigdefer: mapped %s, handler ran %d, value %d, code %s, from self %d\n",
+	    p == MAP_FAILED ? "nothing" : "memory", (int)deferred_ran,
+	    (int)deferred_value, deferred_code == SI_QUEUE ? "SI_QUEUE" : "other",
+	    (int)deferred_self);
+	return 0;
+}
+
+/* What the program sees of its own handlers: the same with and without
+ * the shim, which installs its own in their place. */
+static volatile sig_atomic_t plain_ran, info_value;
+
+static void plain_handler(int sig)
+{
+	plain_ran++;
+}
+
+static void info_handler(int sig, siginfo_t *si, void *ctx)
+{
+	info_value = si->si_code == SI_QUEUE && si->si_pid == getpid() ?
+			     si->si_value.sival_int : -1;
+}
+
+static const char *handler_name(void (*h)(int))
+{
+	if (h == SIG_DFL)
+		return "SIG_DFL";
+	if (h == SIG_IGN)
+		return "SIG_IGN";
+	if (h == SIG_HOLD)
+		return "SIG_HOLD";
+	if (h == plain_handler)
+		return "plain";
+	if ((void (*)(void))h == (void (*)(void))info_handler)
+		return "info";
+	return "unknown";
+}
+
+static void view(const char *when, int sig)
+{
+	struct sigaction sa;
+	sigset_t now;
+	const int flags = SA_SIGINFO | SA_RESTART | SA_RESETHAND | SA_NODEFER |
+			  SA_ONSTACK;
+
+	sigaction(sig, NULL, &sa);
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	out("%s: %s, flags %#x, masks SIGUSR2 %d, blocked %d\n", when,
+	    handler_name(sa.sa_handler), sa.sa_flags & flags,
+	    sigismember(&sa.sa_mask, SIGUSR2), sigismember(&now, sig));
+}
+
+/* siginterrupt and sigset: what older programs still call. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static int sigview(void)
+{
+	struct sigaction a = { .sa_handler = plain_handler,
+			       .sa_flags = SA_RESTART | SA_RESETHAND };
+	struct sigaction b = { .sa_sigaction = info_handler,
+			       .sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK };
+	struct sigaction old;
+
+	sigaddset(&a.sa_mask, SIGUSR2);
+	sigaction(SIGUSR1, &a, &old);
+	out("sigaction replaced %s\n", handler_name(old.sa_handler));
+	view("installed", SIGUSR1);
+	raise(SIGUSR1);
+	out("plain ran %d\n", (int)plain_ran);
+	view("after one delivery", SIGUSR1);
+	sigaction(SIGUSR1, &b, &old);
+	out("sigaction replaced %s\n", handler_name(old.sa_handler));
+	view("siginfo", SIGUSR1);
+	sigqueue(getpid(), SIGUSR1, (union sigval){ .sival_int = 77 });
+	out("info got %d\n", (int)info_value);
+	/* The same struct both ways (through a pointer: the prototype says
+	 * restrict, which programs do not always heed). */
+	int (*install)(int, const struct sigaction *, struct sigaction *) =
+		sigaction;
+	install(SIGUSR1, &old, &old);
+	out("restore replaced %s\n", handler_name(old.sa_handler));
+	view("restored", SIGUSR1);
+	out("signal replaced %s\n", handler_name(signal(SIGUSR2, plain_handler)));
+	view("signal", SIGUSR2);
+	siginterrupt(SIGUSR2, 1);
+	view("siginterrupt", SIGUSR2);
+	out("signal replaced %s\n", handler_name(signal(SIGUSR2, SIG_IGN)));
+	out("sysv_signal replaced %s\n",
+	    handler_name(sysv_signal(SIGHUP, plain_handler)));
+	view("sysv_signal", SIGHUP);
+	out("sigset replaced %s\n", handler_name(sigset(SIGALRM, plain_handler)));
+	out("sigset hold replaced %s\n", handler_name(sigset(SIGALRM, SIG_HOLD)));
+	view("held", SIGALRM);
+	out("sigset replaced %s\n", handler_name(sigset(SIGALRM, SIG_DFL)));
+	view("sigset", SIGALRM);
+	sigaction(SIGSEGV, &b, &old);
+	view("synchronous", SIGSEGV);
+	out("bad signal %d\n", sigaction(SIGRTMIN - 1, &a, NULL) ? errno : 0);
+	return 0;
+}
+#pragma GCC diagnostic pop
+
+static int sigsys(void)
+{
+	if (trap_mmap(sigsys_handler))
 		return 1;
 	void *p = mmap(NULL, SUBJECT_SIGSYS_LEN, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -515,6 +689,12 @@ int main(int argc, char **argv)
 		return signals(n);
 	if (!strcmp(mode, "sigsys"))
 		return sigsys();
+	if (!strcmp(mode, "rtsignals"))
+		return rt_signals(n);
+	if (!strcmp(mode, "sigdefer"))
+		return sigdefer();
+	if (!strcmp(mode, "sigview"))
+		return sigview();
 	if (!strcmp(mode, "vfork"))
 		return vforks(self);
 	if (!strcmp(mode, "spawn"))

@@ -58,6 +58,7 @@ static void test_no_daemon(void **state)
 		{ "script", "/etc/passwd" }, { "fork" }, { "exec", "empty-env" },
 		{ "exec-fail" }, { "vfork" }, { "spawn" }, { "threads", "200" },
 		{ "exit", "_exit", "4" }, { "closefds" }, { "sigsys" },
+		{ "sigdefer" }, { "sigview" }, { "rtsignals", "2000" },
 	};
 	static const char *const sockets[] = { NULL, "/nonexistent/ptshare.sock" };
 
@@ -222,6 +223,21 @@ static void test_signal_handlers(void **state)
 	traced_free(&t);
 }
 
+/* 20,000 real-time signals with values, sent to a thread that maps and
+ * unmaps: each reaches the handler once (some held back to the end of a
+ * traced call, queued again with their siginfo), none lost, none twice. */
+static void test_rt_signals(void **state)
+{
+	const char *argv[] = { NULL, "rtsignals", "20000", NULL };
+	struct traced t;
+
+	traced_run(&t, NULL, NULL, argv);
+	assert_int_equal(t.status, 0);
+	assert_string_equal(t.run.text, "rt signals: 20000 received, values "
+					"summing to 199990000\n");
+	traced_free(&t);
+}
+
 /* A seccomp trap turns the real mmap into a SIGSYS whose handler maps
  * memory: the handler runs inside the interposed call, holding nothing it
  * would wait for.  The trapped call is recorded with the handler's
@@ -242,6 +258,54 @@ static void test_handler_inside_call(void **state)
 	traced_free(&t);
 }
 
+/* A signal sent to the program from inside a traced call (by the SIGSYS
+ * handler of a trapped mmap) waits for the end of the call: its handler
+ * runs once, with the siginfo it was sent with, and its own map and unmap
+ * are recorded after the call's record. */
+static void test_signal_in_call(void **state)
+{
+	const char *argv[] = { NULL, "sigdefer", NULL };
+	const struct fake_rec *r[8];
+	struct traced t;
+
+	traced_run(&t, NULL, NULL, argv);
+	assert_int_equal(WEXITSTATUS(t.status), 0);
+	assert_non_null(strstr(t.run.text, "sigdefer: mapped memory, handler "
+				"ran 1, value 4242, code SI_QUEUE, from self 1"));
+	size_t n = recs_of(t.d, t.run.pid, r, 8);
+	assert_int_equal(n, 5); /* HELLO, three calls, EXIT */
+	assert_int_equal(r[1]->r.h.type, PTS_MMAP);
+	assert_int_equal(r[1]->r.mmap.len, SUBJECT_SIGSYS_LEN);
+	assert_int_equal(r[2]->r.h.type, PTS_MMAP);
+	assert_int_equal(r[2]->r.mmap.len, SUBJECT_HANDLER_LEN);
+	assert_int_equal(r[3]->r.h.type, PTS_MUNMAP);
+	assert_int_equal(r[3]->r.range.len, SUBJECT_HANDLER_LEN);
+	traced_free(&t);
+}
+
+/* The shim installs its own function in place of the program's handlers:
+ * what the program sees of them (sigaction, signal, sysv_signal, sigset,
+ * siginterrupt, SA_RESETHAND after a delivery, siginfo) is what it sees
+ * without the shim. */
+static void test_handlers_as_installed(void **state)
+{
+	const char *argv[] = { SUBJECT_PATH, "sigview", NULL };
+	struct run_env env;
+	struct run plain;
+	struct traced t;
+
+	run_env(&env, false, NULL, NULL);
+	run_start(&plain, argv, env.v, NULL);
+	assert_int_equal(run_finish(&plain), 0);
+	traced_run(&t, NULL, NULL, argv);
+	assert_int_equal(t.status, 0);
+	assert_string_equal(t.run.text, plain.text);
+	assert_non_null(strstr(plain.text, "info got 77\n"));
+	assert_non_null(strstr(plain.text, "after one delivery: SIG_DFL"));
+	run_free(&plain);
+	traced_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +316,9 @@ int main(void)
 		cmocka_unit_test(test_threads_in_order),
 		cmocka_unit_test(test_signal_handlers),
 		cmocka_unit_test(test_handler_inside_call),
+		cmocka_unit_test(test_rt_signals),
+		cmocka_unit_test(test_signal_in_call),
+		cmocka_unit_test(test_handlers_as_installed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
