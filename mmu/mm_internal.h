@@ -96,6 +96,9 @@ struct mm_world {
 	uint64_t tables[PT_NR_LEVELS]; /* live table pages, deposits included */
 	uint64_t max_tables;      /* of them, 0: no limit */
 	uint64_t unlinks;         /* upper entries cleared or moved, ever */
+	/* Tables linked more than once (share > 1): while there are none,
+	 * nothing is shared and an unsharing finds nothing to do. */
+	uint64_t shared_tables;
 	uint32_t exiting;         /* processes mm_exiting() marked, still here */
 	uint64_t findings[MM_FINDING_NR];
 	uint32_t next_anon;
@@ -194,7 +197,8 @@ struct pt_table *mm_pt_lookup(struct pt_table *pgd, uint64_t addr,
 int mm_pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		     uint64_t addr, unsigned level, struct pt_table **out,
 		     bool *shared);
-void mm_pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child);
+void mm_pt_link(struct mm_world *w, struct pt_table *parent, unsigned idx,
+		 struct pt_table *child);
 void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
 		    bool deposit);
 void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx);
