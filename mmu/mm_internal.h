@@ -84,6 +84,10 @@ enum mm_finding_kind {
 struct mm_world {
 	struct mm_policy policy;
 	struct pt_pool pool;
+	/* Its VMAs: bench/ingest's mix makes and drops two a record in
+	 * each world, and malloc and free cost more than the rest of a
+	 * split or removal. */
+	struct pt_pool_class vmas;
 	struct ptr_map procs;     /* pid -> mm_space */
 	struct ptr_map objects;   /* mm_object_id -> mm_object */
 	struct mm_space *first, *last;
@@ -171,6 +175,7 @@ bool mm_vma_range_mapped(const struct mm_space *mm, uint64_t start,
 			 uint64_t end);
 struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 			  const struct mm_vma *tmpl);
+void mm_vma_free(struct mm_vma *v); /* out of its set and object */
 void mm_vma_insert(struct mm_space *mm, struct mm_vma *v);
 void mm_vma_remove(struct mm_space *mm, struct mm_vma *v);
 /* The tree and the order agree, and the tree is balanced (mm_check). */

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* A process's VMAs: an ordered set, split and merged as the kernel does. */
-#include <stdlib.h>
-
 #include "mm_internal.h"
 
 bool mm_vma_is_anonymous(const struct mm_vma *v)
@@ -96,7 +94,7 @@ bool mm_vma_range_mapped(const struct mm_space *mm, uint64_t start,
 struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 			  const struct mm_vma *tmpl)
 {
-	struct mm_vma *v = malloc(sizeof(*v));
+	struct mm_vma *v = mm_pool_class_get(&w->vmas);
 	if (!v) {
 		mm_nomem(w, "a mapping");
 		return NULL;
@@ -108,6 +106,11 @@ struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 	v->huge_edges = v->as_huge && w->policy.huge_aligned;
 	v->obj_prev = v->obj_next = NULL;
 	return v;
+}
+
+void mm_vma_free(struct mm_vma *v)
+{
+	mm_pool_class_put(&v->mm->w->vmas, v);
 }
 
 /* v overlaps no VMA of mm.  It goes in before the first VMA after it, which
@@ -155,7 +158,7 @@ int mm_vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 	if (pmd && addr % MM_SPAN(PT_PTE) &&
 	    pt_entry_is_leaf(pmd->e[pt_index(addr, PT_PMD)]) &&
 	    mm_pt_split_leaf(w, pmd, pt_index(addr, PT_PMD))) {
-		free(tail);
+		mm_vma_free(tail);
 		return -ENOMEM;
 	}
 	tail->start = addr;
@@ -209,7 +212,7 @@ void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 		}
 		mm_vma_remove(mm, b);
 		mm_object_unlink(b);
-		free(b);
+		mm_vma_free(b);
 	}
 }
 

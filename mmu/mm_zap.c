@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Taking pages and tables away: zap, free_pgtables, munmap, teardown. */
-#include <stdlib.h>
-
 #include "mm_internal.h"
 
 /* Detaches the shared tables below t meeting [start, end) and clears the
@@ -38,7 +36,7 @@ static int zap_table(struct mm_world *w, struct mm_space *mm,
 		} else if (c->level == PT_PTE) {
 			unsigned a = (max_u64(start, eb) - eb) >> MM_PAGE_SHIFT;
 			unsigned b = (min_u64(end, eb + esz) - eb) >> MM_PAGE_SHIFT;
-			for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+			for (unsigned k = a / 64; k <= (b - 1) / 64; k++)
 				c->e[k] &= ~pt_mask_word(a, b, k);
 		} else if (zap_table(w, mm, c, eb, start, end)) {
 			return -ENOMEM;
@@ -103,7 +101,7 @@ int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		struct mm_vma *next = vma_next(v);
 		mm_vma_remove(mm, v);
 		mm_object_unlink(v);
-		free(v);
+		mm_vma_free(v);
 		v = next;
 	}
 	free_pgtables(w, mm, start, end);
@@ -118,7 +116,7 @@ void mm_teardown(struct mm_world *w, struct mm_space *mm)
 	for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
 		next = vma_next(v);
 		mm_object_unlink(v);
-		free(v);
+		mm_vma_free(v);
 	}
 	mm->vmas = (struct avl_tree){ 0 };
 	mm->hint = NULL;
