@@ -77,14 +77,26 @@ static void free_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
 	}
 }
 
+/*
+ * A table spanning more holds the 2 MiB spans inside it: when no 2 MiB span
+ * meeting the range lies between floor and ceiling, no table goes, and the
+ * walk is not made (free_pgd_range()'s rounding of addr and end does the
+ * same).  The first such span is the one from which on both floor and start
+ * allow; those after it lie inside the range until the last.
+ */
 static void free_pgtables(struct mm_world *w, struct mm_space *mm,
 			  uint64_t start, uint64_t end)
 {
 	const struct mm_vma *next = mm_vma_first_after(mm, start);
 	const struct mm_vma *prev = next ? vma_of(next->node.prev)
 					 : vma_of(mm->vmas.last);
-	free_table(w, mm->pgd, 0, start, end, prev ? prev->end : 0,
-		   next ? next->start : UINT64_MAX);
+	uint64_t floor = prev ? prev->end : 0;
+	uint64_t ceiling = next ? next->start : UINT64_MAX;
+	uint64_t span = MM_SPAN(PT_PTE);
+	uint64_t first = max_u64(align_down(floor + span - 1, span),
+				 align_down(start, span));
+	if (first < end && ceiling - first >= span)
+		free_table(w, mm->pgd, 0, start, end, floor, ceiling);
 }
 
 /* munmap() of [start, end), validated by the caller. */
