@@ -453,6 +453,15 @@ struct absent {
 	uint64_t *newly;
 };
 
+/* A shared PTE table, which a scan only ever adds to (observe_small) but
+ * under cow-pte: nothing of it can be absent.  A forked server's children
+ * share hundreds of them (a PostgreSQL backend's shared_buffers). */
+static bool kept_shared(const struct mm_world *w, uint64_t e)
+{
+	const struct pt_table *t = pt_entry_table(e);
+	return t->level == PT_PTE && t->share > 1 && !w->policy.cow_pte;
+}
+
 /* The units below t the model holds something in but no run meets: what
  * the scan says is gone. */
 static int clear_absent(struct absent *a, struct pt_table *t, uint64_t tbase)
@@ -462,7 +471,7 @@ static int clear_absent(struct absent *a, struct pt_table *t, uint64_t tbase)
 	pt_entries_in(t, tbase, a->lo, a->hi, &lo, &hi);
 	for (unsigned i = lo; i <= hi; i++) {
 		uint64_t e = t->e[i], eb = tbase + i * esz;
-		if (!e)
+		if (!e || (pt_entry_is_table(e) && kept_shared(a->w, e)))
 			continue;
 		if (esz > a->unit) {
 			if (pt_entry_is_table(e) &&
