@@ -25,6 +25,9 @@ struct mm_object {
 };
 
 struct mm_vma {
+	/* In its process's set, by start.  First: a node is its VMA, and
+	 * vma_of() (a lookup's every step) costs no test and no offset. */
+	struct avl_node node;
 	uint64_t start, end;
 	uint64_t pgoff;           /* in pages; anonymous: start >> 12 at creation */
 	struct mm_object *obj;    /* NULL: private anonymous */
@@ -42,7 +45,6 @@ struct mm_vma {
 	bool as_huge, huge_edges;
 	bool mshare;              /* its pages are in its object's mshare region */
 	struct mm_vma *obj_prev, *obj_next;
-	struct avl_node node;     /* in its process's set, by start */
 };
 
 struct mm_counters {
