@@ -143,6 +143,7 @@ struct ingest {
 	uint64_t next_synth;
 	struct report peak;
 	uint64_t peak_tables;
+	uint64_t peak_worlds;    /* every world's tables then, hashed */
 	bool peak_due;           /* a reading ended: take the peak after it */
 	uint64_t since_peak;     /* records applied since it was taken */
 	enum report_group_by group_by; /* the reports' groups */

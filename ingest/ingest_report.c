@@ -145,6 +145,17 @@ static int current_input(struct ingest *g, struct report_input *in,
  * the same peaks.  A higher moment passed by is said
  * (stream.peak_skipped_tables).
  */
+/* Every world's tables, hashed (FNV-1a). */
+static uint64_t worlds_tables(const struct ingest *g)
+{
+	uint64_t h = 14695981039346656037ull, t[PT_NR_LEVELS];
+	for (size_t k = 0; k < g->ws->n; k++) {
+		mm_world_tables(g->ws->w[k], t);
+		h = (h ^ report_sum3(t)) * 1099511628211ull;
+	}
+	return h;
+}
+
 void ingest_capture_peak(struct ingest *g, bool always)
 {
 	uint64_t t[PT_NR_LEVELS];
@@ -153,11 +164,15 @@ void ingest_capture_peak(struct ingest *g, bool always)
 	uint64_t *skipped = &g->stream.peak_skipped_tables;
 	struct report_input in;
 	struct report r;
-	/* A moment only as high keeps the first: PostgreSQL's backends
-	 * coming and going (pgbench -C) tie it at every exit, and each
-	 * capture is a report of every process in every world. */
+	/* A moment only as high, with every world's tables as many, keeps
+	 * the first: PostgreSQL's backends coming and going (pgbench -C) tie
+	 * it at every exit, and each capture is a report of every process in
+	 * every world.  Another world may still change beneath linux's count
+	 * (cow-pte's copies): that moment is taken. */
+	uint64_t worlds = worlds_tables(g);
 	if (g->peak.nrows && (total < g->peak_tables ||
-			      (total == g->peak_tables && !always)))
+			      (total == g->peak_tables &&
+			       worlds == g->peak_worlds && !always)))
 		return;
 	if (g->peak.nrows && !always &&
 	    g->since_peak + PEAK_FREE_PROCESSES < g->nsess) {
@@ -170,6 +185,7 @@ void ingest_capture_peak(struct ingest *g, bool always)
 	report_free(&g->peak);
 	g->peak = r;
 	g->peak_tables = total;
+	g->peak_worlds = worlds;
 	g->peak_symbolized = false;
 	g->since_peak = 0;
 	if (*skipped <= total)
