@@ -52,7 +52,7 @@ static struct site_range *range_new(uint64_t start, uint64_t end, uint32_t site)
 
 static void range_free(struct site_ranges *s, struct site_range *r)
 {
-	avl_remove(&s->t, &r->node, starts_before);
+	avl_remove(&s->t, &r->node);
 	free(r);
 }
 

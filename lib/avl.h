@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 struct avl_node {
-	struct avl_node *left, *right;
+	struct avl_node *left, *right, *parent;
 	struct avl_node *prev, *next; /* in order; NULL at the ends */
 	int height;
 };
@@ -36,8 +36,13 @@ typedef bool avl_from_fn(const struct avl_node *n, const void *key);
 
 /* n, not in any set, goes in; O(log n). */
 void avl_insert(struct avl_tree *t, struct avl_node *n, avl_before_fn *before);
+/* n, not in any set, goes in right after prev (first when prev is NULL),
+ * where the caller's order puts it: no comparison, and the rebalancing
+ * that follows an insertion is O(1) amortized. */
+void avl_insert_after(struct avl_tree *t, struct avl_node *prev,
+		      struct avl_node *n);
 /* n, in t, goes out; O(log n). */
-void avl_remove(struct avl_tree *t, struct avl_node *n, avl_before_fn *before);
+void avl_remove(struct avl_tree *t, struct avl_node *n);
 /* The first node for which from(node, key) holds, or NULL; O(log n). */
 struct avl_node *avl_first_from(const struct avl_tree *t, avl_from_fn *from,
 				const void *key);

@@ -66,6 +66,7 @@ static int census_table(struct mm_world *w, struct census *cs,
 static int check_shares(struct mm_world *w, struct census *cs)
 {
 	int r = 0;
+	uint64_t shared = 0;
 	for (size_t i = 0; i < cs->seen.cap; i++) {
 		struct pt_table *t = cs->seen.slot[i].item;
 		if (!t)
@@ -73,8 +74,13 @@ static int check_shares(struct mm_world *w, struct census *cs)
 		if (!r && t->level != PT_PGD && t->users != t->share)
 			r = BAD(w, "level-%u table shared %u times, linked %u",
 				t->level, t->share, t->users);
+		shared += t->share > 1;
 		t->users = 0;
 	}
+	if (!r && shared != w->shared_tables)
+		r = BAD(w, "%llu tables linked more than once, counted %llu",
+			(unsigned long long)shared,
+			(unsigned long long)w->shared_tables);
 	for (unsigned l = 0; !r && l < PT_NR_LEVELS; l++)
 		if (cs->tables[l] != w->tables[l])
 			r = BAD(w, "%llu level-%u tables exist, %llu reachable: "

@@ -66,7 +66,7 @@ static int fork_table(struct fork_ctx *f, struct pt_table *t, uint64_t tbase,
 		if (p->link_at_fork && mm_shares_level(p, v, eb, cl)) {
 			if (!(ct = child_table(f, eb, t->level)))
 				return -ENOMEM;
-			mm_pt_link(ct, i, c);
+			mm_pt_link(f->w, ct, i, c);
 			f->child->c.fork_tables_linked++;
 			continue;
 		}
@@ -89,7 +89,7 @@ static int fork_table(struct fork_ctx *f, struct pt_table *t, uint64_t tbase,
 			if (!(ct = child_table(f, eb, t->level)))
 				return -ENOMEM;
 			if (!ct->e[i]) {
-				mm_pt_link(ct, i, c);
+				mm_pt_link(f->w, ct, i, c);
 				f->child->c.fork_tables_linked++;
 			}
 			continue;

@@ -25,6 +25,9 @@ struct mm_object {
 };
 
 struct mm_vma {
+	/* In its process's set, by start.  First: a node is its VMA, and
+	 * vma_of() (a lookup's every step) costs no test and no offset. */
+	struct avl_node node;
 	uint64_t start, end;
 	uint64_t pgoff;           /* in pages; anonymous: start >> 12 at creation */
 	struct mm_object *obj;    /* NULL: private anonymous */
@@ -42,7 +45,6 @@ struct mm_vma {
 	bool as_huge, huge_edges;
 	bool mshare;              /* its pages are in its object's mshare region */
 	struct mm_vma *obj_prev, *obj_next;
-	struct avl_node node;     /* in its process's set, by start */
 };
 
 struct mm_counters {
@@ -84,6 +86,10 @@ enum mm_finding_kind {
 struct mm_world {
 	struct mm_policy policy;
 	struct pt_pool pool;
+	/* Its VMAs: bench/ingest's mix makes and drops two a record in
+	 * each world, and malloc and free cost more than the rest of a
+	 * split or removal. */
+	struct pt_pool_class vmas;
 	struct ptr_map procs;     /* pid -> mm_space */
 	struct ptr_map objects;   /* mm_object_id -> mm_object */
 	struct mm_space *first, *last;
@@ -96,6 +102,9 @@ struct mm_world {
 	uint64_t tables[PT_NR_LEVELS]; /* live table pages, deposits included */
 	uint64_t max_tables;      /* of them, 0: no limit */
 	uint64_t unlinks;         /* upper entries cleared or moved, ever */
+	/* Tables linked more than once (share > 1): while there are none,
+	 * nothing is shared and an unsharing finds nothing to do. */
+	uint64_t shared_tables;
 	uint32_t exiting;         /* processes mm_exiting() marked, still here */
 	uint64_t findings[MM_FINDING_NR];
 	uint32_t next_anon;
@@ -168,6 +177,7 @@ bool mm_vma_range_mapped(const struct mm_space *mm, uint64_t start,
 			 uint64_t end);
 struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 			  const struct mm_vma *tmpl);
+void mm_vma_free(struct mm_vma *v); /* out of its set and object */
 void mm_vma_insert(struct mm_space *mm, struct mm_vma *v);
 void mm_vma_remove(struct mm_space *mm, struct mm_vma *v);
 /* The tree and the order agree, and the tree is balanced (mm_check). */
@@ -194,7 +204,8 @@ struct pt_table *mm_pt_lookup(struct pt_table *pgd, uint64_t addr,
 int mm_pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 		     uint64_t addr, unsigned level, struct pt_table **out,
 		     bool *shared);
-void mm_pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child);
+void mm_pt_link(struct mm_world *w, struct pt_table *parent, unsigned idx,
+		 struct pt_table *child);
 void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
 		    bool deposit);
 void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx);

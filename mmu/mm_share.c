@@ -220,6 +220,9 @@ static int cow_break_range(struct mm_world *w, struct mm_space *mm,
 int mm_unshare(struct mm_world *w, struct mm_space *mm, uint64_t start,
 	       uint64_t end)
 {
+	/* Every walk below acts on (or counts) shared tables only. */
+	if (!w->shared_tables)
+		return 0;
 	if (w->policy.cow_pte)
 		return cow_break_range(w, mm, start, end);
 	if (w->policy.scope == MM_SCOPE_NONE)

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* A process's VMAs: an ordered set, split and merged as the kernel does. */
-#include <stdlib.h>
-
 #include "mm_internal.h"
 
 bool mm_vma_is_anonymous(const struct mm_vma *v)
@@ -43,8 +41,10 @@ static struct mm_vma *remember(const struct mm_space *mm, struct mm_vma *v)
 /*
  * The operations on a process come in runs at one place (a map, then its
  * split and merge around it; a fault after another): the last VMA found, or
- * the one after it, answers most lookups with two comparisons, where the
- * tree takes one a level (docs/model.md, Process).
+ * the one on either side of it, answers most lookups with two or three
+ * comparisons, where the tree takes one a level (docs/model.md, Process).
+ * The one before counts: a split at a range's end leaves the hint on the
+ * tail past it, and the range's own VMA is asked for next.
  */
 struct mm_vma *mm_vma_first_after(const struct mm_space *mm, uint64_t addr)
 {
@@ -54,6 +54,9 @@ struct mm_vma *mm_vma_first_after(const struct mm_space *mm, uint64_t addr)
 		struct mm_vma *before = vma_of(h->node.prev);
 		if (!before || before->end <= addr)
 			return h;
+		struct mm_vma *two_before = vma_of(before->node.prev);
+		if (!two_before || two_before->end <= addr)
+			return remember(mm, before);
 	} else if (h) {
 		struct mm_vma *after = vma_next(h);
 		if (!after || after->end > addr)
@@ -91,7 +94,7 @@ bool mm_vma_range_mapped(const struct mm_space *mm, uint64_t start,
 struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 			  const struct mm_vma *tmpl)
 {
-	struct mm_vma *v = malloc(sizeof(*v));
+	struct mm_vma *v = mm_pool_class_get(&w->vmas);
 	if (!v) {
 		mm_nomem(w, "a mapping");
 		return NULL;
@@ -105,18 +108,29 @@ struct mm_vma *mm_vma_new(struct mm_world *w, struct mm_space *mm,
 	return v;
 }
 
-/* v overlaps no VMA of mm. */
+void mm_vma_free(struct mm_vma *v)
+{
+	mm_pool_class_put(&v->mm->w->vmas, v);
+}
+
+/* v overlaps no VMA of mm.  It goes in before the first VMA after it, which
+ * the hint finds without a descent when v fills the hole just made there
+ * (map_at unmaps the range first; a fork copies VMAs in order). */
 void mm_vma_insert(struct mm_space *mm, struct mm_vma *v)
 {
-	avl_insert(&mm->vmas, &v->node, starts_before);
+	const struct mm_vma *next = mm_vma_first_after(mm, v->start);
+	avl_insert_after(&mm->vmas, next ? next->node.prev : mm->vmas.last,
+			 &v->node);
+	remember(mm, v); /* a merge around it looks next */
 }
 
 /* Takes the VMA out of the set; the caller unlinks and frees it. */
 void mm_vma_remove(struct mm_space *mm, struct mm_vma *v)
 {
+	/* A neighbour keeps the hint near: a map into the hole comes next. */
 	if (mm->hint == v)
-		mm->hint = NULL;
-	avl_remove(&mm->vmas, &v->node, starts_before);
+		mm->hint = v->node.next ? vma_next(v) : vma_of(v->node.prev);
+	avl_remove(&mm->vmas, &v->node);
 }
 
 bool mm_vma_set_consistent(const struct mm_space *mm)
@@ -144,7 +158,7 @@ int mm_vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 	if (pmd && addr % MM_SPAN(PT_PTE) &&
 	    pt_entry_is_leaf(pmd->e[pt_index(addr, PT_PMD)]) &&
 	    mm_pt_split_leaf(w, pmd, pt_index(addr, PT_PMD))) {
-		free(tail);
+		mm_vma_free(tail);
 		return -ENOMEM;
 	}
 	tail->start = addr;
@@ -152,7 +166,7 @@ int mm_vma_split(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 	v->end = addr;
 	if (v->obj)
 		mm_object_link(v->obj, tail, v);
-	mm_vma_insert(mm, tail);
+	avl_insert_after(&mm->vmas, &v->node, &tail->node);
 	return 0;
 }
 
@@ -198,7 +212,7 @@ void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 		}
 		mm_vma_remove(mm, b);
 		mm_object_unlink(b);
-		free(b);
+		mm_vma_free(b);
 	}
 }
 

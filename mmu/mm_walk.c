@@ -20,8 +20,10 @@ struct pt_table *mm_pt_alloc(struct mm_world *w, unsigned level)
 /* Drops one link to t; the last one frees it and drops what it links. */
 static void pt_put(struct mm_world *w, struct pt_table *t)
 {
-	if (--t->share)
+	if (--t->share) {
+		w->shared_tables -= t->share == 1;
 		return;
+	}
 	if (t->level != PT_PTE)
 		for (unsigned i = 0; i < PT_ENTRIES && t->nr_tables + t->nr_leaves; i++)
 			if (t->e[i])
@@ -30,11 +32,12 @@ static void pt_put(struct mm_world *w, struct pt_table *t)
 	mm_pt_pool_put(&w->pool, t);
 }
 
-void mm_pt_link(struct pt_table *parent, unsigned idx, struct pt_table *child)
+void mm_pt_link(struct mm_world *w, struct pt_table *parent, unsigned idx,
+		 struct pt_table *child)
 {
 	parent->e[idx] = (uint64_t)(uintptr_t)child;
 	parent->nr_tables++;
-	child->share++;
+	w->shared_tables += ++child->share == 2;
 }
 
 void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
@@ -82,7 +85,7 @@ int mm_pt_split_leaf(struct mm_world *w, struct pt_table *pmd, unsigned idx)
 	if (!pte)
 		return -ENOMEM;
 	memset(pte->e, 0xff, PT_ENTRIES / 8);
-	mm_pt_link(pmd, idx, pte);
+	mm_pt_link(w, pmd, idx, pte);
 	return 0;
 }
 
@@ -97,14 +100,14 @@ struct pt_table *mm_pt_cow_break(struct mm_world *w, struct mm_space *mm,
 		return NULL;
 	memcpy(copy->e, old->e, PT_ENTRIES / 8);
 	mm_pt_clear_entry(w, pmd, idx); /* share - 1 */
-	mm_pt_link(pmd, idx, copy);
+	mm_pt_link(w, pmd, idx, copy);
 	mm->c.cow_copies++;
 	return copy;
 }
 
 int mm_cow_break_at(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 {
-	if (!w->policy.cow_pte)
+	if (!w->policy.cow_pte || !w->shared_tables)
 		return 0;
 	struct pt_table *pmd = mm_pt_lookup(mm->pgd, addr, PT_PMD, NULL);
 	unsigned i = pt_index(addr, PT_PMD);
@@ -165,7 +168,7 @@ int mm_pt_walk_alloc(struct mm_world *w, struct mm_space *mm, struct mm_vma *v,
 					       : NULL;
 			if (!c && !(c = mm_pt_alloc(w, t->level - 1)))
 				return -ENOMEM;
-			mm_pt_link(t, idx, c);
+			mm_pt_link(w, t, idx, c);
 			e = t->e[idx];
 		}
 		t = pt_entry_table(e);

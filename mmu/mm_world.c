@@ -13,6 +13,7 @@ struct mm_world *mm_world_new(const struct mm_policy *policy)
 		return NULL;
 	w->policy = *policy;
 	mm_pt_pool_init(&w->pool);
+	mm_pool_class_init(&w->vmas, sizeof(struct mm_vma));
 	if (!(w->empty_pgd = mm_pt_pool_get(&w->pool, PT_PGD))) {
 		mm_pt_pool_destroy(&w->pool);
 		free(w);
@@ -30,10 +31,6 @@ void mm_world_free(struct mm_world *w)
 		struct mm_space *mm = w->first;
 		w->first = mm->next;
 		mm_layout_free(mm);
-		for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
-			next = vma_next(v);
-			free(v);
-		}
 		free(mm);
 	}
 	mm_mshare_free(w);
@@ -42,6 +39,7 @@ void mm_world_free(struct mm_world *w)
 	ptr_map_free(&w->objects);
 	ptr_map_free(&w->procs);
 	mm_pt_pool_destroy(&w->pool); /* every table page at once */
+	mm_pool_class_destroy(&w->vmas); /* and every VMA */
 	free(w);
 }
 

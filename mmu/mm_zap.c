@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Taking pages and tables away: zap, free_pgtables, munmap, teardown. */
-#include <stdlib.h>
-
 #include "mm_internal.h"
 
 /* Detaches the shared tables below t meeting [start, end) and clears the
@@ -38,7 +36,7 @@ static int zap_table(struct mm_world *w, struct mm_space *mm,
 		} else if (c->level == PT_PTE) {
 			unsigned a = (max_u64(start, eb) - eb) >> MM_PAGE_SHIFT;
 			unsigned b = (min_u64(end, eb + esz) - eb) >> MM_PAGE_SHIFT;
-			for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+			for (unsigned k = a / 64; k <= (b - 1) / 64; k++)
 				c->e[k] &= ~pt_mask_word(a, b, k);
 		} else if (zap_table(w, mm, c, eb, start, end)) {
 			return -ENOMEM;
@@ -79,14 +77,26 @@ static void free_table(struct mm_world *w, struct pt_table *t, uint64_t tbase,
 	}
 }
 
+/*
+ * A table spanning more holds the 2 MiB spans inside it: when no 2 MiB span
+ * meeting the range lies between floor and ceiling, no table goes, and the
+ * walk is not made (free_pgd_range()'s rounding of addr and end does the
+ * same).  The first such span is the one from which on both floor and start
+ * allow; those after it lie inside the range until the last.
+ */
 static void free_pgtables(struct mm_world *w, struct mm_space *mm,
 			  uint64_t start, uint64_t end)
 {
 	const struct mm_vma *next = mm_vma_first_after(mm, start);
 	const struct mm_vma *prev = next ? vma_of(next->node.prev)
 					 : vma_of(mm->vmas.last);
-	free_table(w, mm->pgd, 0, start, end, prev ? prev->end : 0,
-		   next ? next->start : UINT64_MAX);
+	uint64_t floor = prev ? prev->end : 0;
+	uint64_t ceiling = next ? next->start : UINT64_MAX;
+	uint64_t span = MM_SPAN(PT_PTE);
+	uint64_t first = max_u64(align_down(floor + span - 1, span),
+				 align_down(start, span));
+	if (first < end && ceiling - first >= span)
+		free_table(w, mm->pgd, 0, start, end, floor, ceiling);
 }
 
 /* munmap() of [start, end), validated by the caller. */
@@ -103,7 +113,7 @@ int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 		struct mm_vma *next = vma_next(v);
 		mm_vma_remove(mm, v);
 		mm_object_unlink(v);
-		free(v);
+		mm_vma_free(v);
 		v = next;
 	}
 	free_pgtables(w, mm, start, end);
@@ -118,7 +128,7 @@ void mm_teardown(struct mm_world *w, struct mm_space *mm)
 	for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
 		next = vma_next(v);
 		mm_object_unlink(v);
-		free(v);
+		mm_vma_free(v);
 	}
 	mm->vmas = (struct avl_tree){ 0 };
 	mm->hint = NULL;

@@ -15,12 +15,12 @@
 
 #define CHUNK_BYTES (256u << 10)
 
-static void class_init(struct pt_pool_class *c, size_t size)
+void mm_pool_class_init(struct pt_pool_class *c, size_t size)
 {
 	*c = (struct pt_pool_class){ .size = (size + 15) & ~(size_t)15 };
 }
 
-static void class_destroy(struct pt_pool_class *c)
+void mm_pool_class_destroy(struct pt_pool_class *c)
 {
 	void *chunk = c->chunks;
 	while (chunk) {
@@ -50,7 +50,7 @@ static int class_grow(struct pt_pool_class *c)
 	return 0;
 }
 
-static void *class_get(struct pt_pool_class *c)
+void *mm_pool_class_get(struct pt_pool_class *c)
 {
 	void *obj = c->free;
 	if (obj) {
@@ -68,7 +68,7 @@ static void *class_get(struct pt_pool_class *c)
 	return obj;
 }
 
-static void class_put(struct pt_pool_class *c, void *obj)
+void mm_pool_class_put(struct pt_pool_class *c, void *obj)
 {
 	*(void **)obj = c->free;
 	c->free = obj;
@@ -78,19 +78,19 @@ static void class_put(struct pt_pool_class *c, void *obj)
 
 void mm_pt_pool_init(struct pt_pool *p)
 {
-	class_init(&p->pte, sizeof(struct pt_table) + PT_ENTRIES / 8);
-	class_init(&p->upper, sizeof(struct pt_table) + PT_ENTRIES * 8);
+	mm_pool_class_init(&p->pte, sizeof(struct pt_table) + PT_ENTRIES / 8);
+	mm_pool_class_init(&p->upper, sizeof(struct pt_table) + PT_ENTRIES * 8);
 }
 
 void mm_pt_pool_destroy(struct pt_pool *p)
 {
-	class_destroy(&p->pte);
-	class_destroy(&p->upper);
+	mm_pool_class_destroy(&p->pte);
+	mm_pool_class_destroy(&p->upper);
 }
 
 struct pt_table *mm_pt_pool_get(struct pt_pool *p, unsigned level)
 {
-	struct pt_table *t = class_get(level ? &p->upper : &p->pte);
+	struct pt_table *t = mm_pool_class_get(level ? &p->upper : &p->pte);
 	if (t)
 		t->level = level;
 	return t;
@@ -98,7 +98,7 @@ struct pt_table *mm_pt_pool_get(struct pt_pool *p, unsigned level)
 
 void mm_pt_pool_put(struct pt_pool *p, struct pt_table *t)
 {
-	class_put(t->level ? &p->upper : &p->pte, t);
+	mm_pool_class_put(t->level ? &p->upper : &p->pte, t);
 }
 
 size_t mm_pt_pool_bytes(const struct pt_pool *p)

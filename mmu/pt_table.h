@@ -68,6 +68,14 @@ struct pt_pool {
 	struct pt_pool_class pte, upper;
 };
 
+/* A class by itself, for a world's other objects made and dropped by the
+ * record (its VMAs: mm_vma_new).  get hands out a zeroed object of the
+ * class's size, or NULL; destroy frees every object at once. */
+void mm_pool_class_init(struct pt_pool_class *c, size_t size);
+void mm_pool_class_destroy(struct pt_pool_class *c);
+void *mm_pool_class_get(struct pt_pool_class *c);
+void mm_pool_class_put(struct pt_pool_class *c, void *obj);
+
 void mm_pt_pool_init(struct pt_pool *p);
 void mm_pt_pool_destroy(struct pt_pool *p);
 struct pt_table *mm_pt_pool_get(struct pt_pool *p, unsigned level);
