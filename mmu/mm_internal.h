@@ -165,6 +165,16 @@ static inline struct mm_vma *vma_next(const struct mm_vma *v)
 {
 	return vma_of(v->node.next);
 }
+static inline struct mm_vma *vma_prev(const struct mm_vma *v)
+{
+	return vma_of(v->node.prev);
+}
+/* The VMA before next, or the last one when next is NULL. */
+static inline struct mm_vma *vma_before(const struct mm_space *mm,
+					const struct mm_vma *next)
+{
+	return next ? vma_prev(next) : vma_of(mm->vmas.last);
+}
 /* The first VMA ending above addr, or NULL. */
 struct mm_vma *mm_vma_first_after(const struct mm_space *mm, uint64_t addr);
 /* Each VMA meeting [start, end), in address order (none may go meanwhile). */

@@ -196,7 +196,7 @@ static struct mm_vma *vma_below(const struct mm_space *mm, uint64_t x)
 	struct mm_vma *v = x ? mm_vma_first_after(mm, x - 1) : NULL;
 	if (v && v->start < x)
 		return v;
-	return v ? vma_of(v->node.prev) : vma_of(mm->vmas.last);
+	return vma_before(mm, v);
 }
 
 /* vm_unmapped_area() top-down: the highest address below top, and not
@@ -213,7 +213,7 @@ static uint64_t fit_down(const struct mm_space *mm, uint64_t top, uint64_t lo,
 		if (!v || v->end <= a)
 			return a;
 		hi = v->start;
-		v = vma_of(v->node.prev);
+		v = vma_prev(v);
 	}
 	return 0;
 }

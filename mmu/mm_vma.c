@@ -51,10 +51,10 @@ struct mm_vma *mm_vma_first_after(const struct mm_space *mm, uint64_t addr)
 	struct mm_vma *h = mm->hint;
 
 	if (h && h->end > addr) {
-		struct mm_vma *before = vma_of(h->node.prev);
+		struct mm_vma *before = vma_prev(h);
 		if (!before || before->end <= addr)
 			return h;
-		struct mm_vma *two_before = vma_of(before->node.prev);
+		struct mm_vma *two_before = vma_prev(before);
 		if (!two_before || two_before->end <= addr)
 			return remember(mm, before);
 	} else if (h) {
@@ -118,9 +118,8 @@ void mm_vma_free(struct mm_vma *v)
  * (map_at unmaps the range first; a fork copies VMAs in order). */
 void mm_vma_insert(struct mm_space *mm, struct mm_vma *v)
 {
-	const struct mm_vma *next = mm_vma_first_after(mm, v->start);
-	avl_insert_after(&mm->vmas, next ? next->node.prev : mm->vmas.last,
-			 &v->node);
+	struct mm_vma *prev = vma_before(mm, mm_vma_first_after(mm, v->start));
+	avl_insert_after(&mm->vmas, prev ? &prev->node : NULL, &v->node);
 	remember(mm, v); /* a merge around it looks next */
 }
 
@@ -129,7 +128,7 @@ void mm_vma_remove(struct mm_space *mm, struct mm_vma *v)
 {
 	/* A neighbour keeps the hint near: a map into the hole comes next. */
 	if (mm->hint == v)
-		mm->hint = v->node.next ? vma_next(v) : vma_of(v->node.prev);
+		mm->hint = v->node.next ? vma_next(v) : vma_prev(v);
 	avl_remove(&mm->vmas, &v->node);
 }
 

@@ -88,8 +88,7 @@ static void free_pgtables(struct mm_world *w, struct mm_space *mm,
 			  uint64_t start, uint64_t end)
 {
 	const struct mm_vma *next = mm_vma_first_after(mm, start);
-	const struct mm_vma *prev = next ? vma_of(next->node.prev)
-					 : vma_of(mm->vmas.last);
+	const struct mm_vma *prev = vma_before(mm, next);
 	uint64_t floor = prev ? prev->end : 0;
 	uint64_t ceiling = next ? next->start : UINT64_MAX;
 	uint64_t span = MM_SPAN(PT_PTE);

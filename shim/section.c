@@ -30,14 +30,9 @@ __thread struct shim_thread shim_tls;
 /* 0 free, 1 held, 2 held and waited for (a futex). */
 static atomic_int lock_word;
 
-static uint64_t sig_bit(int sig)
-{
-	return 1ull << (sig - 1);
-}
-
 /* Raw rt_sigprocmask: glibc's wrapper would refuse to block its own
  * cancellation signal, whose handler could unwind us with the lock held. */
-static void mask_set(int how, uint64_t set, uint64_t *old)
+void shim_mask(int how, uint64_t set, uint64_t *old)
 {
 	syscall(SYS_rt_sigprocmask, how, &set, old, sizeof(set));
 }
@@ -60,13 +55,9 @@ static void unlock(void)
 
 static void inside(struct shim_call *c)
 {
-	const uint64_t sync = sig_bit(SIGSEGV) | sig_bit(SIGBUS) |
-			      sig_bit(SIGILL) | sig_bit(SIGFPE) |
-			      sig_bit(SIGTRAP) | sig_bit(SIGSYS);
-
 	c->masked = shim_tls.async_cancel;
 	if (c->masked)
-		mask_set(SIG_BLOCK, ~sync, &c->mask);
+		shim_mask(SIG_BLOCK, ~SHIM_SYNC_SIGNALS, &c->mask);
 	shim_tls.depth++;
 	c->failed = false;
 	c->nframes = 0;
@@ -119,7 +110,7 @@ void section_end(struct shim_call *c)
 	unlock();
 	shim_tls.depth--;
 	if (c->masked)
-		mask_set(SIG_SETMASK, c->mask, NULL);
+		shim_mask(SIG_SETMASK, c->mask, NULL);
 	else
 		signal_release_deferred();
 }

@@ -219,6 +219,17 @@ bool proc_tracing_wanted(void);         /* new processes should be traced */
 /* signal.c: at the end of a section, the signals wrapper() held back are
  * unblocked, and their handlers run. */
 void signal_release_deferred(void);
+/* section.c: this thread's signal mask, as the kernel's 64-bit set. */
+void shim_mask(int how, uint64_t set, uint64_t *old);
+static inline uint64_t shim_sig_bit(int sig)
+{
+	return 1ull << (sig - 1);
+}
+/* The signals a fault or a trap of the thread's own sends: they cannot
+ * wait, and are neither blocked nor held back. */
+#define SHIM_SYNC_SIGNALS                                                   \
+	(shim_sig_bit(SIGSEGV) | shim_sig_bit(SIGBUS) | shim_sig_bit(SIGILL) | \
+	 shim_sig_bit(SIGFPE) | shim_sig_bit(SIGTRAP) | shim_sig_bit(SIGSYS))
 
 /* stack.c */
 void stack_init(void);

@@ -53,21 +53,14 @@ static struct wrapped wrapped[SIG_COUNT];
  * thread never waits for it. */
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
 
-static uint64_t sig_bit(int sig)
-{
-	return 1ull << (sig - 1);
-}
-
 static bool is_wrappable(int sig)
 {
-	switch (sig) {
-	case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGTRAP:
-	case SIGSYS: case SIGKILL: case SIGSTOP:
-		return false;
-	}
 	/* glibc's own (cancellation, set*id) and out of range: its
 	 * sigaction refuses them, as the real call will. */
-	return sig >= 1 && sig < SIG_COUNT && (sig < 32 || sig >= SIGRTMIN);
+	if (sig < 1 || sig >= SIG_COUNT || (sig >= 32 && sig < SIGRTMIN))
+		return false;
+	return !(SHIM_SYNC_SIGNALS & shim_sig_bit(sig)) && sig != SIGKILL &&
+	       sig != SIGSTOP;
 }
 
 /* Only the process the shim's state belongs to wraps: a vfork child
@@ -80,9 +73,7 @@ static bool wraps_here(int sig)
 
 static void table_lock_take(uint64_t *old)
 {
-	uint64_t all = ~0ull;
-
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, sizeof(all));
+	shim_mask(SIG_BLOCK, ~0ull, old);
 	while (atomic_flag_test_and_set_explicit(&table_lock,
 						 memory_order_acquire))
 		;
@@ -91,7 +82,7 @@ static void table_lock_take(uint64_t *old)
 static void table_lock_drop(const uint64_t *old)
 {
 	atomic_flag_clear_explicit(&table_lock, memory_order_release);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, sizeof(*old));
+	shim_mask(SIG_SETMASK, *old, NULL);
 }
 
 static void queue_again(int sig, siginfo_t *info)
@@ -114,9 +105,9 @@ static void wrapper(int sig, siginfo_t *info, void *uc)
 		return;
 	}
 	int err = errno;
-	uint64_t bit = sig_bit(sig), old;
+	uint64_t bit = shim_sig_bit(sig), old;
 	/* Blocked now (SA_NODEFER) and after sigreturn, until section_end(). */
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, sizeof(bit));
+	shim_mask(SIG_BLOCK, bit, NULL);
 	((ucontext_t *)uc)->uc_sigmask.__val[0] |= bit;
 	shim_tls.deferred |= bit;
 	if (w->flags & SA_RESETHAND) {
@@ -139,7 +130,7 @@ void signal_release_deferred(void)
 		return;
 	shim_tls.deferred = 0;
 	int err = errno;
-	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &bits, NULL, sizeof(bits));
+	shim_mask(SIG_UNBLOCK, bits, NULL);
 	errno = err;
 }
 
