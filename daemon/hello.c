@@ -68,6 +68,24 @@ void acks_send_hellos(struct loop *l, struct ingest_action *act)
 	}
 }
 
+/* The acks in act to c, sent as soon as c's /proc is read, before the
+ * models take the reading: a process at its EXIT, which waits for the
+ * ack before it ends, ends that much sooner (the reading is all the
+ * daemon needs of it alive).  Not a HELLO's that brought a userfaultfd:
+ * its registrations, made before the ack, follow the model the reading
+ * fills. */
+void acks_send_read(struct loop *l, struct conn *c, struct ingest_action *act)
+{
+	if (c->uf.fd >= 0 && !c->uf.started)
+		return;
+	for (unsigned i = 0; i < act->nack; i++) {
+		if (act->ack[i].conn != c->id)
+			continue;
+		ack_send(l, c, &act->ack[i].rec);
+		act->ack[i].conn = 0;
+	}
+}
+
 /* The acks a reading owes (ingest_owed_acks), all of them. */
 void acks_send_owed(struct loop *l)
 {
