@@ -68,22 +68,27 @@ void acks_send_hellos(struct loop *l, struct ingest_action *act)
 	}
 }
 
-/* The acks in act to c, sent as soon as c's /proc is read, before the
- * models take the reading: a process at its EXIT, which waits for the
- * ack before it ends, ends that much sooner (the reading is all the
- * daemon needs of it alive).  Not a HELLO's that brought a userfaultfd:
- * its registrations, made before the ack, follow the model the reading
- * fills. */
+/* The acks to c, sent as soon as c's /proc is read, before the models
+ * take the reading: those of act (a packet's: an EXIT sent on the
+ * socket), and those owed for the records the reading drained from c's
+ * ring (an EXIT there, which a kick told us of).  A process at its EXIT,
+ * which waits for the ack before it ends, ends that much sooner: the
+ * reading is all the daemon needs of it alive.  Not a HELLO's that
+ * brought a userfaultfd: its registrations, made before the ack, follow
+ * the model the reading fills. */
 void acks_send_read(struct loop *l, struct conn *c, struct ingest_action *act)
 {
 	if (c->uf.fd >= 0 && !c->uf.started)
 		return;
-	for (unsigned i = 0; i < act->nack; i++) {
+	for (unsigned i = 0; act && i < act->nack; i++) {
 		if (act->ack[i].conn != c->id)
 			continue;
 		ack_send(l, c, &act->ack[i].rec);
 		act->ack[i].conn = 0;
 	}
+	struct ingest_action owed = { 0 };
+	ingest_owed_acks_of(l->g, c->id, &owed);
+	acks_send(l, &owed);
 }
 
 /* The acks a reading owes (ingest_owed_acks), all of them. */
