@@ -55,13 +55,26 @@ void acks_send(struct loop *l, const struct ingest_action *act)
  * does meanwhile is in the records the reading drains first.  A forked
  * child, which waits for that ack, then runs on a reading sooner.  Not
  * with a userfaultfd: its registrations, made before the ack, follow the
- * model, which a new image's first reading fills.  Those acks, sent, leave
- * act (their conn 0); the others wait for the readings. */
+ * model, which a new image's first reading fills.  Nor when act acks
+ * another record of the same connection (a short-lived image's EXIT came
+ * with its HELLO): the process waits for that one, which must wait for
+ * the reading, and the HELLO's goes with it, the process woken once, not
+ * twice.  Those acks, sent, leave act (their conn 0); the others wait for
+ * the readings. */
+static bool acks_another(const struct ingest_action *act, unsigned i)
+{
+	for (unsigned j = 0; j < act->nack; j++)
+		if (j != i && act->ack[j].conn == act->ack[i].conn)
+			return true;
+	return false;
+}
+
 void acks_send_hellos(struct loop *l, struct ingest_action *act)
 {
 	for (unsigned i = 0; i < act->nack; i++) {
 		struct conn *c = ingest_conn_owner(l->g, act->ack[i].conn);
-		if (!c || c->acked || !c->rr.hdr || c->uf.fd >= 0)
+		if (!c || c->acked || !c->rr.hdr || c->uf.fd >= 0 ||
+		    acks_another(act, i))
 			continue;
 		ack_send(l, c, &act->ack[i].rec);
 		act->ack[i].conn = 0;
