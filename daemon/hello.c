@@ -88,7 +88,8 @@ void acks_send_hellos(struct loop *l, struct ingest_action *act)
  * which waits for the ack before it ends, ends that much sooner: the
  * reading is all the daemon needs of it alive.  Not a HELLO's that
  * brought a userfaultfd: its registrations, made before the ack, follow
- * the model the reading fills. */
+ * the model the reading fills.  (Nor, the loop sees to it, in a reading
+ * of every process: those acks wait for the round's last reading.) */
 void acks_send_read(struct loop *l, struct conn *c, struct ingest_action *act)
 {
 	if (c->uf.fd >= 0 && !c->uf.started)

@@ -587,7 +587,8 @@ static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
 	if (!c || !c->rr.hdr)
 		return true;
 	bool still = rec_ring_let_go(&c->rr, mark);
-	acks_send_read(l, c, l->settling);
+	if (!ingest_reading_all(l->g))
+		acks_send_read(l, c, l->settling);
 	return still;
 }
 
