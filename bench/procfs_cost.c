@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What reading /proc costs on this machine: maps against smaps for every
- * process, VmPTE, a whole reading as the daemon makes it, and PAGEMAP_SCAN against 8-byte pagemap entries on a
+ * process, VmPTE, a whole reading (maps as text, and through PROCMAP_QUERY
+ * as the daemon reads them), and PAGEMAP_SCAN against 8-byte pagemap entries on a
  * child with 1 GiB populated.  The figures in docs/procfs.md come from it
  * (built without sanitizers).  Baselines: maps for smaps, and for the
  * child's readings its maps read in the same run.
@@ -74,10 +75,15 @@ static int read_vmpte(const struct reading *r)
 	return procfs_vmpte_kb(r->pid, &kb);
 }
 
-/* What the daemon reads of a process at a checkpoint. */
+/* What the daemon reads of a process at a checkpoint: its maps through
+ * PROCMAP_QUERY, with the paths of the objects it has met kept
+ * (r->flags), or as text. */
 static int read_image(const struct reading *r)
 {
-	struct procfs_image img = { 0 };
+	static struct procfs_names *names;
+	if (!names && !(names = procfs_names_new()))
+		return -ENOMEM;
+	struct procfs_image img = { .names = r->flags ? names : NULL };
 	int err = procfs_image_read(r->pid, NULL, &img);
 
 	procfs_image_free(&img);
@@ -94,12 +100,14 @@ static void all_processes(void)
 	struct procfs_pids pids = { 0 };
 	struct procfs_maps m = { 0 };
 	double sum_maps = 0, sum_smaps = 0, sum_vmpte = 0, sum_image = 0;
+	double sum_query = 0;
 	int n = 0, err;
 
 	if (procfs_list_pids(&pids) < 0)
 		return;
-	printf("%8s %6s %10s %10s %10s %6s %10s\n", "pid", "vmas", "maps_us",
-	       "smaps_us", "vmpte_us", "ratio", "image_us");
+	printf("%8s %6s %10s %10s %10s %6s %10s %10s\n", "pid", "vmas",
+	       "maps_us", "smaps_us", "vmpte_us", "ratio", "image_us",
+	       "query_us");
 	for (size_t i = 0; i < pids.n; i++) {
 		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL };
 		double tm = median_us(&r, &err);
@@ -113,21 +121,28 @@ static void all_processes(void)
 		r.fn = read_vmpte;
 		double tv = median_us(&r, &err);
 		r.fn = read_image;
+		r.flags = 0;
 		double ti = median_us(&r, &err);
 		if (err)
 			continue;
-		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f %10.1f\n", pids.pids[i],
-		       vmas, tm, ts, tv, ts / tm, ti);
+		r.flags = 1;
+		double tq = median_us(&r, &err);
+		if (err)
+			continue;
+		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f %10.1f %10.1f\n",
+		       pids.pids[i], vmas, tm, ts, tv, ts / tm, ti, tq);
 		sum_maps += tm;
 		sum_smaps += ts;
 		sum_vmpte += tv;
 		sum_image += ti;
+		sum_query += tq;
 		n++;
 	}
 	printf("%d processes: maps %.0f us, smaps %.0f us (x%.1f), VmPTE %.1f us "
-	       "each, a whole reading (procfs_image_read) %.1f us each\n",
+	       "each; a whole reading (procfs_image_read) %.1f us each with "
+	       "maps as text, %.1f through PROCMAP_QUERY (query_us)\n",
 	       n, sum_maps, sum_smaps, sum_smaps / sum_maps, sum_vmpte / n,
-	       sum_image / n);
+	       sum_image / n, sum_query / n);
 	procfs_maps_free(&m);
 	procfs_pids_free(&pids);
 }

@@ -143,6 +143,14 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 		emit(f, PTS_CK_RUNS, sizeof(*r) + r->n * sizeof(r->run[0]));
 }
 
+/* A process with this many mappings has its maps read a mapping at a time
+ * (PROCMAP_QUERY), the paths of the objects met before not printed again:
+ * a postgres backend's reading of 243 mappings took 917-1,052 us instead
+ * of 1,075-1,234.  Fewer are cheaper as text: an ioctl a mapping (two for
+ * an anonymous one, whose name says what it is) cost a shell's reading of
+ * 24 mappings 95 us against 79 (bench/procfs_cost). */
+#define QUERY_VMAS_MIN 64
+
 /* Reads the process's /proc and feeds it in as checkpoint records: its
  * user when it changed (and whether the daemon serves that one), its
  * cgroup when it changed, the
@@ -150,7 +158,10 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 static void read_one(struct readings *rd, struct ingest *g,
 		     struct ingest_reading *want)
 {
-	struct procfs_image img = { .written = want->written };
+	struct procfs_image img = {
+		.written = want->written,
+		.names = want->vmas >= QUERY_VMAS_MIN ? rd->names : NULL,
+	};
 	struct feed f = { .g = g, .pid = want->pid };
 	const struct readings_gate *gate = &rd->gate;
 	uint32_t mark;
@@ -249,10 +260,12 @@ struct ingest_host readings_host(struct readings *rd)
 
 void readings_init(struct readings *rd)
 {
-	*rd = (struct readings){ 0 };
+	*rd = (struct readings){ .names = procfs_names_new() };
 }
 
 void readings_free(struct readings *rd)
 {
 	procfs_fs_cache_free(&rd->fs);
+	procfs_names_free(rd->names);
+	rd->names = NULL;
 }

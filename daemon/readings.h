@@ -28,6 +28,7 @@ struct readings_gate {
 
 struct readings {
 	struct procfs_fs_cache fs;  /* the mounts, per mount namespace */
+	struct procfs_names *names; /* the objects' paths (NULL: maps text) */
 	struct readings_gate gate;  /* none: every reading as it comes */
 };
 

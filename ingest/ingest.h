@@ -149,6 +149,8 @@ struct ingest_reading {
 	const char *cgroup;
 	bool written;    /* read which anonymous pages it maps alone: a
 			  * cow-pte world is fed (procfs_image.written) */
+	size_t vmas;     /* its mappings at its last reading (a forked
+			  * child not read yet: its parent's); 0: unknown */
 };
 /* Every process's /proc is owed now: on the daemon's timer, and at the
  * end of a run. */

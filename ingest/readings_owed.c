@@ -81,6 +81,15 @@ static bool wants_written(const struct ingest *g)
 	return false;
 }
 
+/* The mappings s had at its last reading, or its parent's. */
+static size_t vmas_of(struct ingest *g, const struct session *s)
+{
+	const struct session *p;
+	if (!s->ck.nvma && s->ppid && (p = ingest_session_of(g, s->ppid)))
+		return p->ck.nvma;
+	return s->ck.nvma;
+}
+
 bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 {
 	while (g->next_owed < g->nowed) {
@@ -92,7 +101,7 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 		}
 		*out = (struct ingest_reading){ s->pid, o->reason, s->uid,
 						s->last.proc.cgroup,
-						wants_written(g) };
+						wants_written(g), vmas_of(g, s) };
 		if (o->kind == OWED_ALL_ADOPT) {
 			o->kind = OWED_ALL; /* the same entry again, after */
 			if (s->hello_seq && !s->in_model) {

@@ -102,6 +102,21 @@ static int status_at(int fd, struct procfs_text *t, struct procfs_status *st)
 	return r ? r : procfs_status_parse(t->data, t->len, st);
 }
 
+/* Through PROCMAP_QUERY when the caller keeps the objects' paths (it
+ * chooses: daemon/readings.c), unless the kernel has none (before 6.11). */
+static int maps_read(int pid, const struct procfs_fs_table *fs,
+		     struct procfs_image *img)
+{
+	static bool no_query;
+	if (img->names && !no_query) {
+		int r = procfs_maps_query(pid, fs, img->names, &img->maps);
+		if (r != -ENOTTY && r != -EINVAL)
+			return r;
+		no_query = true; /* before Linux 6.11 */
+	}
+	return procfs_maps_read(pid, fs, 0, &img->maps);
+}
+
 /* status, the mappings, their pages, and status again through the same
  * fd: VmPTE unmoved across the reading makes it stable. */
 static int read_with(int pid, int status_fd, struct procfs_text *t,
@@ -112,7 +127,7 @@ static int read_with(int pid, int status_fd, struct procfs_text *t,
 		return r;
 	if (!img->status.has_mm)
 		return -ENODATA;
-	if ((r = procfs_maps_read(pid, fs, 0, &img->maps)))
+	if ((r = maps_read(pid, fs, img)))
 		return r;
 	int fd = procfs_pagemap_open(pid);
 	if (fd < 0)

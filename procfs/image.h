@@ -21,7 +21,19 @@ struct procfs_image {
 	/* In: mark the written pages (8 bytes read per anonymous page, for
 	 * cow-pte); else runs are never written. */
 	bool written;
+	/* In: the paths known (names.c), for maps read through PROCMAP_QUERY
+	 * where the kernel has it; NULL: maps read as text. */
+	struct procfs_names *names;
 };
+
+/* The paths of file objects, kept from one reading to the next. */
+struct procfs_names *procfs_names_new(void);
+void procfs_names_free(struct procfs_names *t);
+/* maps through PROCMAP_QUERY (maps_query.c): as procfs_maps_read, but
+ * without [vsyscall], a known object's path its first one read; -ENOTTY
+ * before Linux 6.11. */
+int procfs_maps_query(int pid, const struct procfs_fs_table *fs,
+		      struct procfs_names *names, struct procfs_maps *out);
 
 /*
  * Reads pid.  -ENODATA for a process without an address space (kernel

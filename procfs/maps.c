@@ -60,14 +60,20 @@ static bool parse_header(struct procfs_cursor c, char *text,
 	/* The text is ours: terminate the path in place. */
 	char *path = text + (c.p - text);
 	size_t len = (size_t)(c.end - c.p);
-	size_t slen = sizeof(deleted_suffix) - 1;
-	if (len > slen && !memcmp(path + len - slen, deleted_suffix, slen)) {
-		v->deleted = true;
-		len -= slen;
-	}
-	path[len] = '\0';
+	v->deleted = procfs_path_cut_deleted(path, &len);
 	v->path = path;
 	return true;
+}
+
+bool procfs_path_cut_deleted(char *path, size_t *len)
+{
+	size_t slen = sizeof(deleted_suffix) - 1;
+	bool deleted = *len > slen &&
+		       !memcmp(path + *len - slen, deleted_suffix, slen);
+	if (deleted)
+		*len -= slen;
+	path[*len] = '\0';
+	return deleted;
 }
 
 /* Lines of smaps that follow a header: "Key:  value". */

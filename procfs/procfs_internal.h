@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/fs.h>
 
 #include "lib/grow.h"
 #include "ptshare/procfs.h"
@@ -16,6 +17,38 @@ static inline uint32_t procfs_log2(uint64_t v)
 {
 	return v ? 63 - (uint32_t)__builtin_clzll(v) : 0;
 }
+
+/* The uapi of linux/fs.h since 6.11, for older installed headers. */
+#ifndef PROCMAP_QUERY
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+
+enum procmap_query_flags {
+	PROCMAP_QUERY_VMA_READABLE = 0x01,
+	PROCMAP_QUERY_VMA_WRITABLE = 0x02,
+	PROCMAP_QUERY_VMA_EXECUTABLE = 0x04,
+	PROCMAP_QUERY_VMA_SHARED = 0x08,
+	PROCMAP_QUERY_COVERING_OR_NEXT_VMA = 0x10,
+	PROCMAP_QUERY_FILE_BACKED_VMA = 0x20,
+};
+
+struct procmap_query {
+	__u64 size;
+	__u64 query_flags;
+	__u64 query_addr;
+	__u64 vma_start;
+	__u64 vma_end;
+	__u64 vma_flags;
+	__u64 vma_page_size;
+	__u64 vma_offset;
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+	__u32 vma_name_size;
+	__u32 build_id_size;
+	__u64 vma_name_addr;
+	__u64 build_id_addr;
+};
+#endif
 
 /* Opens /proc/PID/NAME read-only; a vanished /proc/PID gives -ESRCH. */
 int procfs_open(int pid, const char *name);
@@ -50,6 +83,26 @@ bool procfs_parse_key(struct procfs_cursor *line, const char *key);
 /* The entry for a device, or NULL. */
 const struct procfs_fs *procfs_fs_find(const struct procfs_fs_table *t,
 				       uint64_t dev);
+/* The path a file object (device, inode) was first read with, and whether
+ * it was deleted then (names.c): NULL when not known yet. */
+struct procfs_names;
+struct procfs_name {
+	uint64_t dev, ino;
+	char *path;
+	bool deleted;
+};
+const struct procfs_name *procfs_names_find(const struct procfs_names *t,
+					    uint64_t dev, uint64_t ino);
+/* Known from now on: NULL without memory. */
+const struct procfs_name *procfs_names_add(struct procfs_names *t,
+					   uint64_t dev, uint64_t ino,
+					   const char *path, bool deleted);
+/* Everything forgotten once the table is full, at the start of a reading
+ * (the paths of a reading being taken stay valid until the next). */
+void procfs_names_trim(struct procfs_names *t);
+/* maps.c: a path's " (deleted)" cut off, in place; whether it had one. */
+bool procfs_path_cut_deleted(char *path, size_t *len);
+
 /* Kind, huge page size and special name of a parsed mapping. */
 void procfs_classify(struct procfs_vma *v, const struct procfs_fs_table *fs);
 /* An smaps field line ("Rss:  4 kB", "VmFlags: rd wr"); fields ptshare

@@ -8,32 +8,8 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <linux/fs.h>
 
 #include "procfs_internal.h"
-
-/* The uapi of linux/fs.h since 6.11, for older installed headers. */
-#ifndef PROCMAP_QUERY
-#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
-
-struct procmap_query {
-	__u64 size;
-	__u64 query_flags;
-	__u64 query_addr;
-	__u64 vma_start;
-	__u64 vma_end;
-	__u64 vma_flags;
-	__u64 vma_page_size;
-	__u64 vma_offset;
-	__u64 inode;
-	__u32 dev_major;
-	__u32 dev_minor;
-	__u32 vma_name_size;
-	__u32 build_id_size;
-	__u64 vma_name_addr;
-	__u64 build_id_addr;
-};
-#endif
 
 /* The VMA covering addr: 0, -ENOENT when none does, or the ioctl's. */
 static int covering(int fd, uint64_t addr, struct procmap_query *q)

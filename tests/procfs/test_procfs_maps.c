@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "procfs/image.h"
 #include "ptshare/procfs.h"
 #include "skip.h"
 #include "subject.h"
@@ -293,6 +294,50 @@ static void assert_objects(const struct fixture *f, const struct procfs_maps *m,
 	assert_int_not_equal(anon->ino, memfd->ino);
 }
 
+/*
+ * maps of pid through PROCMAP_QUERY, twice (the second time every file's
+ * path known), each the same as text, field by field, but [vsyscall],
+ * which is no VMA of the process.  False before Linux 6.11.
+ */
+static bool query_same_as_text(int pid, const struct procfs_fs_table *fs,
+			       const struct procfs_maps *text)
+{
+	struct procfs_names *names = procfs_names_new();
+	struct procfs_maps q = { 0 };
+	assert_non_null(names);
+	for (int round = 0; round < 2; round++) {
+		int err = procfs_maps_query(pid, fs, names, &q);
+		if (err == -ENOTTY) {
+			procfs_names_free(names);
+			return false;
+		}
+		assert_int_equal(err, 0);
+		size_t n = text->n;
+		if (n && text->vmas[n - 1].special == PROCFS_SPECIAL_VSYSCALL)
+			n--;
+		assert_int_equal(q.n, n);
+		for (size_t i = 0; i < n; i++) {
+			const struct procfs_vma *a = &text->vmas[i], *b = &q.vmas[i];
+			print_message("round %d, mapping %zu: %s\n", round, i, a->path);
+			assert_int_equal(a->start, b->start);
+			assert_int_equal(a->end, b->end);
+			assert_int_equal(a->offset, b->offset);
+			assert_int_equal(a->dev, b->dev);
+			assert_int_equal(a->ino, b->ino);
+			assert_int_equal(a->prot, b->prot);
+			assert_int_equal(a->shared, b->shared);
+			assert_int_equal(a->deleted, b->deleted);
+			assert_int_equal(a->kind, b->kind);
+			assert_int_equal(a->huge_shift, b->huge_shift);
+			assert_int_equal(a->special, b->special);
+			assert_string_equal(a->path, b->path);
+		}
+	}
+	procfs_maps_free(&q);
+	procfs_names_free(names);
+	return true;
+}
+
 static void test_classify_child(void **state)
 {
 	struct fixture *f = *state;
@@ -311,6 +356,8 @@ static void test_classify_child(void **state)
 	assert_int_equal(procfs_maps_read(s.pid, &fs, 0, &m), 0);
 	assert_false(m.has_smaps);
 	assert_objects(f, &m, false);
+	if (!query_same_as_text(s.pid, &fs, &m))
+		print_message("no PROCMAP_QUERY (before Linux 6.11)\n");
 	assert_int_equal(procfs_maps_read(s.pid, &fs, PROCFS_MAPS_SMAPS, &m), 0);
 	assert_true(m.has_smaps);
 	assert_objects(f, &m, true);
