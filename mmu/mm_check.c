@@ -33,6 +33,11 @@ static int census_table(struct mm_world *w, struct census *cs,
 	unsigned tables = 0, leaves = 0, deposits = 0;
 	for (unsigned i = 0; i < PT_ENTRIES; i++) {
 		uint64_t e = t->e[i];
+		if (!e != !pt_used(t, i))
+			return BAD(w, "level-%u table's entry %u is %#llx, "
+				   "its map says %s", t->level, i,
+				   (unsigned long long)e,
+				   pt_used(t, i) ? "used" : "unused");
 		if (pt_entry_is_leaf(e)) {
 			leaves++;
 			deposits += e == PT_LEAF_DEPOSIT;
@@ -241,6 +246,8 @@ int mm_check(struct mm_world *w)
 		r = check_hint(w, w->host);
 	if (!r)
 		r = check_mshare(w, &cs);
+	if (!r && !mm_pt_pool_clean(&w->pool))
+		r = BAD(w, "a table page given back to the pool is not empty");
 	int r2 = check_shares(w, &cs); /* also clears the users it counted */
 	ptr_map_free(&cs.seen);
 	if (!r)
