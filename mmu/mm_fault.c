@@ -339,25 +339,26 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 {
 	uint64_t sb = align_down(lo, MM_SPAN(PT_PTE));
 	unsigned a = (lo - sb) >> MM_PAGE_SHIFT, b = (hi - sb) >> MM_PAGE_SHIFT;
-	uint64_t mask[PT_ENTRIES / 64], obs[PT_ENTRIES / 64] = { 0 };
+	uint64_t mask[PT_ENTRIES / 64] = { 0 }, obs[PT_ENTRIES / 64] = { 0 };
 	bool written = false;
-	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
-		mask[k] = pt_mask_word(a, b, k);
+	pt_map_set(mask, a, b);
 	for (size_t j = ri; j < n && runs[j].start < hi; j++) {
 		uint64_t rs = max_u64(runs[j].start, lo), re = min_u64(runs[j].end, hi);
 		if (rs >= re)
 			continue;
 		written |= runs[j].written;
-		unsigned ra = (rs - sb) >> MM_PAGE_SHIFT, rb = (re - sb) >> MM_PAGE_SHIFT;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
-			obs[k] |= pt_mask_word(ra, rb, k);
+		pt_map_set(obs, (rs - sb) >> MM_PAGE_SHIFT,
+			   (re - sb) >> MM_PAGE_SHIFT);
 	}
-	struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD, NULL);
+	/* The PTE table is looked up from the PMD page: one walk. */
+	bool shared = false, want = false;
+	struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD, &shared);
 	unsigned i = pt_index(sb, PT_PMD);
 	if (pmd && pt_entry_is_leaf(pmd->e[i]) && mm_pt_split_leaf(w, pmd, i))
 		return -ENOMEM;
-	bool shared = false, want = false;
-	struct pt_table *t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
+	struct pt_table *t = pmd && pt_entry_is_table(pmd->e[i])
+				     ? pt_entry_table(pmd->e[i]) : NULL;
+	shared = t && (shared || t->share > 1);
 	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
 		want |= (obs[k] & ~(t ? t->e[k] : 0)) != 0;
 	if (want) {
@@ -367,8 +368,11 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 		if (cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
 			return -ENOMEM;
 		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
-			*newly += __builtin_popcountll(obs[k] & ~t->e[k]);
-			t->e[k] |= obs[k];
+			uint64_t add = obs[k] & ~t->e[k];
+			if (add) { /* mostly none: popcount is a call here */
+				*newly += __builtin_popcountll(add);
+				t->e[k] |= add;
+			}
 		}
 	}
 	/* cow-pte: a page gone from a shared table, or one this process maps
@@ -417,12 +421,13 @@ static int observe_leaf(struct mm_world *w, struct mm_space *mm,
 /*
  * [cb, ce) of v, inside one unit: a huge page of a hugetlb VMA, present as a
  * whole or not; or a 2 MiB span of small pages, which may be one THP.
+ * runs[ri]: the first run ending after cb.
  */
 static int observe_unit(struct mm_world *w, struct mm_space *mm,
 			struct mm_vma *v, uint64_t cb, uint64_t ce,
-			const struct mm_run *runs, size_t n, uint64_t *newly)
+			const struct mm_run *runs, size_t n, size_t ri,
+			uint64_t *newly)
 {
-	size_t ri = run_after(runs, n, cb);
 	bool any = ri < n && runs[ri].start < ce;
 	if (v->huge_shift)
 		return observe_leaf(w, mm, v, cb, v->leaf, any, true,
@@ -482,7 +487,8 @@ static int clear_absent(struct absent *a, struct pt_table *t, uint64_t tbase)
 		uint64_t cb = max_u64(eb, a->lo), ce = min_u64(eb + esz, a->hi);
 		size_t ri = run_after(a->runs, a->n, cb);
 		if ((ri == a->n || a->runs[ri].start >= ce) &&
-		    observe_unit(a->w, a->mm, a->v, cb, ce, a->runs, a->n, a->newly))
+		    observe_unit(a->w, a->mm, a->v, cb, ce, a->runs, a->n, ri,
+				 a->newly))
 			return -ENOMEM;
 	}
 	return 0;
@@ -519,13 +525,14 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 		if (runs[j].anon && runs[j].end > lo)
 			v->anon = ++w->next_anon;
 	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
-	uint64_t done = lo;
+	uint64_t done = lo; /* the units before it, each run before j's end */
 	for (size_t j = 0; j < n && runs[j].start < hi; j++) {
 		uint64_t cb = max_u64(done, max_u64(lo, align_down(runs[j].start, unit)));
 		uint64_t re = min_u64(runs[j].end, hi);
 		for (; cb < re; cb = done) {
 			done = min_u64(align_down(cb, unit) + unit, hi);
-			int r = observe_unit(w, mm, v, cb, done, runs, n, newly);
+			int r = observe_unit(w, mm, v, cb, done, runs, n, j,
+					     newly);
 			if (r)
 				return r;
 		}

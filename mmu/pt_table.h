@@ -97,6 +97,13 @@ static inline uint64_t pt_mask_word(unsigned lo, unsigned hi, unsigned w)
 	return (h - l == 64 ? ~0ULL : ((1ULL << (h - l)) - 1)) << l;
 }
 
+/* Sets bits [lo, hi) of a 512-bit map, lo < hi: only the words they are in. */
+static inline void pt_map_set(uint64_t *map, unsigned lo, unsigned hi)
+{
+	for (unsigned k = lo / 64; k <= (hi - 1) / 64; k++)
+		map[k] |= pt_mask_word(lo, hi, k);
+}
+
 /* Free lists of fixed-size objects carved from large chunks: table pages are
  * the model's bulk, and malloc's per-object overhead would double them. */
 struct pt_pool_class {
