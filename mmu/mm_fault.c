@@ -208,10 +208,12 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 		if (cow_shared(w, t) && (write || adds_pages(t, lo, hi)) &&
 		    cow_own(w, tm, a, &t, NULL))
 			return -ENOMEM;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
+		for (unsigned k = lo / 64; k <= (hi - 1) / 64; k++) {
 			uint64_t bits = pt_mask_word(lo, hi, k) & ~t->e[k];
-			*faults += __builtin_popcountll(bits);
-			t->e[k] |= bits;
+			if (bits) { /* popcount is a call without -mpopcnt */
+				*faults += __builtin_popcountll(bits);
+				t->e[k] |= bits;
+			}
 		}
 	}
 	return 0;
