@@ -341,6 +341,7 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 {
 	uint64_t sb = align_down(lo, MM_SPAN(PT_PTE));
 	unsigned a = (lo - sb) >> MM_PAGE_SHIFT, b = (hi - sb) >> MM_PAGE_SHIFT;
+	unsigned ka = a / 64, kb = (b - 1) / 64; /* the words [a, b) is in */
 	uint64_t mask[PT_ENTRIES / 64] = { 0 }, obs[PT_ENTRIES / 64] = { 0 };
 	bool written = false;
 	pt_map_set(mask, a, b);
@@ -361,7 +362,7 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	struct pt_table *t = pmd && pt_entry_is_table(pmd->e[i])
 				     ? pt_entry_table(pmd->e[i]) : NULL;
 	shared = t && (shared || t->share > 1);
-	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+	for (unsigned k = ka; k <= kb; k++)
 		want |= (obs[k] & ~(t ? t->e[k] : 0)) != 0;
 	if (want) {
 		int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
@@ -369,7 +370,7 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 			return r < 0 ? r : 0;
 		if (cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
 			return -ENOMEM;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
+		for (unsigned k = ka; k <= kb; k++) {
 			uint64_t add = obs[k] & ~t->e[k];
 			if (add) { /* mostly none: popcount is a call here */
 				*newly += __builtin_popcountll(add);
@@ -382,14 +383,14 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	 * change: the table breaks first.  Not a page alone because the
 	 * others sharing the table are exiting: their exit, not a write. */
 	bool changed = false;
-	for (unsigned k = 0; t && cow_shared(w, t) && k < PT_ENTRIES / 64; k++)
+	for (unsigned k = ka; t && cow_shared(w, t) && k <= kb; k++)
 		changed |= (t->e[k] & mask[k] & ~obs[k]) != 0;
 	if (!changed && written && t && cow_shared(w, t))
 		changed = cow_shared_with_running(w, mm, sb, t);
 	if (changed && cow_own(w, mm, sb, &t, &shared))
 		return -ENOMEM;
 	if (t && !shared)
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+		for (unsigned k = ka; k <= kb; k++)
 			t->e[k] &= ~(mask[k] & ~obs[k]);
 	return 0;
 }
