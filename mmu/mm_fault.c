@@ -529,10 +529,11 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 			v->anon = ++w->next_anon;
 	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
 	uint64_t done = lo; /* the units before it, each run before j's end */
+	uint64_t met = 0;   /* units a run meets, each once */
 	for (size_t j = 0; j < n && runs[j].start < hi; j++) {
 		uint64_t cb = max_u64(done, max_u64(lo, align_down(runs[j].start, unit)));
 		uint64_t re = min_u64(runs[j].end, hi);
-		for (; cb < re; cb = done) {
+		for (; cb < re; cb = done, met++) {
 			done = min_u64(align_down(cb, unit) + unit, hi);
 			int r = observe_unit(w, mm, v, cb, done, runs, n, j,
 					     newly);
@@ -540,6 +541,10 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 				return r;
 		}
 	}
+	/* A run met every unit: none is left for clear_absent to find (most
+	 * of a short-lived program's VMAs are a few pages, all seen). */
+	if (met == (align_down(hi - 1, unit) - align_down(lo, unit)) / unit + 1)
+		return 0;
 	struct absent a = { w, mm, v, lo, hi, unit, runs, n, newly };
 	return clear_absent(&a, mm->pgd, 0);
 }

@@ -97,11 +97,19 @@ static inline uint64_t pt_mask_word(unsigned lo, unsigned hi, unsigned w)
 	return (h - l == 64 ? ~0ULL : ((1ULL << (h - l)) - 1)) << l;
 }
 
-/* Sets bits [lo, hi) of a 512-bit map, lo < hi: only the words they are in. */
+/* Sets bits [lo, hi) of a 512-bit map, lo < hi. */
 static inline void pt_map_set(uint64_t *map, unsigned lo, unsigned hi)
 {
-	for (unsigned k = lo / 64; k <= (hi - 1) / 64; k++)
-		map[k] |= pt_mask_word(lo, hi, k);
+	unsigned k = lo / 64, last = (hi - 1) / 64;
+	uint64_t head = ~0ULL << (lo % 64), tail = ~0ULL >> (63 - (hi - 1) % 64);
+	if (k == last) {
+		map[k] |= head & tail;
+		return;
+	}
+	map[k] |= head;
+	while (++k < last)
+		map[k] = ~0ULL;
+	map[last] |= tail;
 }
 
 /* Free lists of fixed-size objects carved from large chunks: table pages are
