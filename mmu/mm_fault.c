@@ -365,7 +365,9 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	for (unsigned k = ka; k <= kb; k++)
 		want |= (obs[k] & ~(t ? t->e[k] : 0)) != 0;
 	if (want) {
-		int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
+		/* The walk when the table is missing, not again to find it. */
+		int r = t ? 0 : mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t,
+						 &shared);
 		if (r)
 			return r < 0 ? r : 0;
 		if (cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
