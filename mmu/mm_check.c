@@ -173,6 +173,10 @@ static int check_objects(struct mm_world *w, uint64_t linked)
 	if (n != linked)
 		return BAD(w, "%llu object-backed mappings, %llu on object lists",
 			   (unsigned long long)linked, (unsigned long long)n);
+	const struct mm_object *o = w->object_hint;
+	if (o && ptr_map_get(&w->objects, mm_object_id_hash(&o->id), same_ptr,
+			     o) != o)
+		return BAD(w, "the object hint is no object of the world's");
 	return 0;
 }
 
