@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What reading /proc costs on this machine: maps against smaps for every
- * process, VmPTE, and PAGEMAP_SCAN against 8-byte pagemap entries on a
+ * process, VmPTE, a whole reading as the daemon makes it, and PAGEMAP_SCAN against 8-byte pagemap entries on a
  * child with 1 GiB populated.  The figures in docs/procfs.md come from it
  * (built without sanitizers).  Baselines: maps for smaps, and for the
  * child's readings its maps read in the same run.
@@ -15,8 +15,9 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "ptshare/procfs.h"
 #include "population.h"
+#include "procfs/image.h"
+#include "ptshare/procfs.h"
 
 #define REPEAT 9
 
@@ -73,6 +74,16 @@ static int read_vmpte(const struct reading *r)
 	return procfs_vmpte_kb(r->pid, &kb);
 }
 
+/* What the daemon reads of a process at a checkpoint. */
+static int read_image(const struct reading *r)
+{
+	struct procfs_image img = { 0 };
+	int err = procfs_image_read(r->pid, NULL, &img);
+
+	procfs_image_free(&img);
+	return err;
+}
+
 static int scan(const struct reading *r)
 {
 	return procfs_scan(r->fd, r->start, r->end, r->flags, r->runs);
@@ -82,13 +93,13 @@ static void all_processes(void)
 {
 	struct procfs_pids pids = { 0 };
 	struct procfs_maps m = { 0 };
-	double sum_maps = 0, sum_smaps = 0, sum_vmpte = 0;
+	double sum_maps = 0, sum_smaps = 0, sum_vmpte = 0, sum_image = 0;
 	int n = 0, err;
 
 	if (procfs_list_pids(&pids) < 0)
 		return;
-	printf("%8s %6s %10s %10s %10s %6s\n", "pid", "vmas", "maps_us",
-	       "smaps_us", "vmpte_us", "ratio");
+	printf("%8s %6s %10s %10s %10s %6s %10s\n", "pid", "vmas", "maps_us",
+	       "smaps_us", "vmpte_us", "ratio", "image_us");
 	for (size_t i = 0; i < pids.n; i++) {
 		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL };
 		double tm = median_us(&r, &err);
@@ -101,15 +112,22 @@ static void all_processes(void)
 			continue;
 		r.fn = read_vmpte;
 		double tv = median_us(&r, &err);
-		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f\n", pids.pids[i], vmas,
-		       tm, ts, tv, ts / tm);
+		r.fn = read_image;
+		double ti = median_us(&r, &err);
+		if (err)
+			continue;
+		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f %10.1f\n", pids.pids[i],
+		       vmas, tm, ts, tv, ts / tm, ti);
 		sum_maps += tm;
 		sum_smaps += ts;
 		sum_vmpte += tv;
+		sum_image += ti;
 		n++;
 	}
-	printf("%d processes: maps %.0f us, smaps %.0f us (x%.1f), VmPTE %.1f us each\n",
-	       n, sum_maps, sum_smaps, sum_smaps / sum_maps, sum_vmpte / n);
+	printf("%d processes: maps %.0f us, smaps %.0f us (x%.1f), VmPTE %.1f us "
+	       "each, a whole reading (procfs_image_read) %.1f us each\n",
+	       n, sum_maps, sum_smaps, sum_smaps / sum_maps, sum_vmpte / n,
+	       sum_image / n);
 	procfs_maps_free(&m);
 	procfs_pids_free(&pids);
 }

@@ -14,6 +14,8 @@
  * the child calls ioctl, and glibc's ioctl found past the shim
  * (dlsym(RTLD_NEXT)), in alternate batches, the fastest batch of each
  * kept: other work on the machine slows a batch, never speeds it up.
+ * Last, what a traced exec adds before the kernel's work: an execve of a
+ * missing file, with an environment of 40 entries, in a loop.
  *
  * Not sanitized: the shim is preloaded into the child, and a sanitizer
  * runtime would have to come first.
@@ -53,6 +55,8 @@ static double now_ns(void)
 
 #define BATCH 1000
 #define BATCHES 400
+#define EXECS 5000
+#define EXEC_ENV 40
 
 /* The child: ns per ioctl through the interposer (if any), and past it,
  * the fastest batch of each, on stdout. */
@@ -90,6 +94,32 @@ static int map_loop(void)
 			return 1;
 	}
 	printf("%.1f\n", (now_ns() - t) / PAIRS);
+	return 0;
+}
+
+/* The child: ns per execve of a missing file with EXEC_ENV entries in its
+ * environment (a login shell's size), on stdout: what a traced exec adds
+ * before the kernel's own work (PTS_EXEC, PTS_EXEC_FAILED, the new
+ * image's environment built). */
+static int exec_loop(void)
+{
+	extern char **environ;
+	char *env[EXEC_ENV + 1], fill[EXEC_ENV][32];
+	char *argv[] = { "missing", NULL };
+	int n = 0;
+	for (char **e = environ; *e && n < EXEC_ENV / 2; e++)
+		env[n++] = *e;
+	for (int i = 0; n < EXEC_ENV; i++) {
+		snprintf(fill[i], sizeof(fill[i]), "BENCH_VAR_%02d=a value", i);
+		env[n++] = fill[i];
+	}
+	env[n] = NULL;
+	double t = now_ns();
+	for (int i = 0; i < EXECS; i++)
+		if (execve("/nonexistent/ptshare-bench", argv, env) != -1 ||
+		    errno != ENOENT)
+			return 1;
+	printf("%.1f\n", (now_ns() - t) / EXECS);
 	return 0;
 }
 
@@ -266,6 +296,8 @@ int main(int argc, char **argv)
 		return map_loop();
 	if (argc > 1 && !strcmp(argv[1], "--ioctl-loop"))
 		return ioctl_loop();
+	if (argc > 1 && !strcmp(argv[1], "--exec-loop"))
+		return exec_loop();
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0 || !mkdtemp(dir))
 		return 1;
@@ -337,6 +369,15 @@ int main(int argc, char **argv)
 			exit(1);
 		printf("%-18s %6.1f ns/call, %6.1f past the shim: %5.1f ns added\n",
 		       runs[i].name, call[0], call[1], call[0] - call[1]);
+	}
+	printf("execve of a missing file with %d environment entries, %d "
+	       "calls, median of %d runs\n", EXEC_ENV, EXECS, REPEAT);
+	for (size_t i = 0; i < nruns; i++) {
+		double t[REPEAT];
+		for (int r = 0; r < REPEAT; r++)
+			t[r] = atof(child_output(self, "--exec-loop", runs[i].env));
+		qsort(t, REPEAT, sizeof(t[0]), cmp_double);
+		printf("%-18s %7.0f ns/call\n", runs[i].name, t[REPEAT / 2]);
 	}
 	rc.stop = 1;
 	pthread_join(thread, NULL);

@@ -55,17 +55,54 @@ void acks_send(struct loop *l, const struct ingest_action *act)
  * does meanwhile is in the records the reading drains first.  A forked
  * child, which waits for that ack, then runs on a reading sooner.  Not
  * with a userfaultfd: its registrations, made before the ack, follow the
- * model, which a new image's first reading fills.  Those acks, sent, leave
- * act (their conn 0); the others wait for the readings. */
+ * model, which a new image's first reading fills.  Nor when act acks
+ * another record of the same connection (a short-lived image's EXIT came
+ * with its HELLO): the process waits for that one, which must wait for
+ * the reading, and the HELLO's goes with it, the process woken once, not
+ * twice.  Those acks, sent, leave act (their conn 0); the others wait for
+ * the readings. */
+static bool acks_another(const struct ingest_action *act, unsigned i)
+{
+	for (unsigned j = 0; j < act->nack; j++)
+		if (j != i && act->ack[j].conn == act->ack[i].conn)
+			return true;
+	return false;
+}
+
 void acks_send_hellos(struct loop *l, struct ingest_action *act)
 {
 	for (unsigned i = 0; i < act->nack; i++) {
 		struct conn *c = ingest_conn_owner(l->g, act->ack[i].conn);
-		if (!c || c->acked || !c->rr.hdr || c->uf.fd >= 0)
+		if (!c || c->acked || !c->rr.hdr || c->uf.fd >= 0 ||
+		    acks_another(act, i))
 			continue;
 		ack_send(l, c, &act->ack[i].rec);
 		act->ack[i].conn = 0;
 	}
+}
+
+/* The acks to c, sent as soon as c's /proc is read, before the models
+ * take the reading: those of act (a packet's: an EXIT sent on the
+ * socket), and those owed for the records the reading drained from c's
+ * ring (an EXIT there, which a kick told us of).  A process at its EXIT,
+ * which waits for the ack before it ends, ends that much sooner: the
+ * reading is all the daemon needs of it alive.  Not a HELLO's that
+ * brought a userfaultfd: its registrations, made before the ack, follow
+ * the model the reading fills.  (Nor, the loop sees to it, in a reading
+ * of every process: those acks wait for the round's last reading.) */
+void acks_send_read(struct loop *l, struct conn *c, struct ingest_action *act)
+{
+	if (c->uf.fd >= 0 && !c->uf.started)
+		return;
+	for (unsigned i = 0; act && i < act->nack; i++) {
+		if (act->ack[i].conn != c->id)
+			continue;
+		ack_send(l, c, &act->ack[i].rec);
+		act->ack[i].conn = 0;
+	}
+	struct ingest_action owed = { 0 };
+	ingest_owed_acks_of(l->g, c->id, &owed);
+	acks_send(l, &owed);
 }
 
 /* The acks a reading owes (ingest_owed_acks), all of them. */

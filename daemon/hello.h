@@ -15,6 +15,9 @@ void acks_send(struct loop *l, const struct ingest_action *act);
 /* The HELLOs' acks in act of processes with a ring, sent before their
  * readings: taken out of act. */
 void acks_send_hellos(struct loop *l, struct ingest_action *act);
+/* The acks to c in act (NULL: none) and owed, sent once c's /proc is
+ * read (taken out of both). */
+void acks_send_read(struct loop *l, struct conn *c, struct ingest_action *act);
 /* The acks a reading owes (ingest_owed_acks), all of them. */
 void acks_send_owed(struct loop *l);
 /* A process that could not make a userfaultfd: said once, with the fix. */

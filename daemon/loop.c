@@ -87,8 +87,11 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
  * (acks_send_hellos). */
 static void settle(struct loop *l, struct ingest_action *acks)
 {
+	struct ingest_action *outer = l->settling;
 	acks_send_hellos(l, acks);
+	l->settling = acks; /* each process's sent once it is read */
 	readings_make(l->cfg.readings, l->g);
+	l->settling = outer;
 	acks_send(l, acks);
 	acks_send_owed(l);
 	acks->nack = 0;
@@ -581,7 +584,12 @@ static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
 {
 	struct loop *l = arg;
 	struct conn *c = conns_of_pid(&l->conns, pid);
-	return !c || !c->rr.hdr || rec_ring_let_go(&c->rr, mark);
+	if (!c || !c->rr.hdr)
+		return true;
+	bool still = rec_ring_let_go(&c->rr, mark);
+	if (!ingest_reading_all(l->g))
+		acks_send_read(l, c, l->settling);
+	return still;
 }
 
 /* The live reports asked for in the batch, after its checkpoints. */

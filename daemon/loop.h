@@ -52,6 +52,7 @@ struct loop {
 	unsigned char *ring_rec; /* a record out of a ring (PTS_REC_MAX) */
 	struct control_client *reports; /* requests to serve after the batch */
 	unsigned inflight;     /* requests the ring holds */
+	struct ingest_action *settling; /* the acks waiting for the readings */
 	bool stopping;
 	bool tick_due;         /* the timer fired: checkpoints after the batch */
 	bool accept_down;      /* armed again at the retry: the shims' accept */

@@ -161,10 +161,12 @@ static void read_one(struct readings *rd, struct ingest *g,
 	}
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);
-	bool raced = held && !gate->let_go(gate->arg, want->pid, mark);
 	char cgroup[PTS_CGROUP_MAX + 1];
 	bool moved = !err && !procfs_cgroup_read(want->pid, cgroup, sizeof(cgroup)) &&
 		     strcmp(cgroup, want->cgroup);
+	/* All of /proc that is read is read: the process may go on (and
+	 * one at its EXIT end) while the models take the reading. */
+	bool raced = held && !gate->let_go(gate->arg, want->pid, mark);
 	f.r.begin = (struct pts_ck_begin){ .pid = want->pid,
 					   .reason = want->reason };
 	emit(&f, PTS_CK_BEGIN, sizeof(f.r.begin));

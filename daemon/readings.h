@@ -17,7 +17,9 @@
  * read (the loop does, through its record ring), so that the reading
  * shows what the records applied before it say.  hold: false when it
  * cannot (no ring: the reading is made as it comes); else let_go follows
- * the reading, and says whether no call ran meanwhile. */
+ * the reading of /proc, before the models take it (the process may go
+ * on, and a process waiting for this reading's ack gets it then), and
+ * says whether no call ran meanwhile. */
 struct readings_gate {
 	bool (*hold)(void *arg, int32_t pid, uint32_t *mark);
 	bool (*let_go)(void *arg, int32_t pid, uint32_t mark);

@@ -111,6 +111,20 @@ bool ingest_owed_acks(struct ingest *g, struct ingest_action *act)
 	return g->nowed_acks > 0;
 }
 
+void ingest_owed_acks_of(struct ingest *g, uint32_t conn,
+			 struct ingest_action *act)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < g->nowed_acks; i++) {
+		struct owed_ack a = g->owed_acks[i];
+		if (a.conn == conn && act->nack < INGEST_MAX_ACKS)
+			ingest_action_ack(act, a.conn, a.seq);
+		else
+			g->owed_acks[kept++] = a;
+	}
+	g->nowed_acks = kept;
+}
+
 /* Records of every type and size reach it: not inlined into the callers
  * that make one of them (ingest_connect...), where GCC would take the
  * casts to the other types for reads past the record (-Warray-bounds). */

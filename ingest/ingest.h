@@ -190,6 +190,15 @@ int ingest_ranges_of(const struct ingest *g, int32_t pid, uint64_t start,
  * Moves into act as many as it has room for; true when more are left. */
 bool ingest_owed_acks(struct ingest *g, struct ingest_action *act);
 void ingest_owe_acks(struct ingest *g, const struct ingest_action *act);
+/* Those owed to conn alone (as many as act has room for), moved into act:
+ * the records its reading drained (an EXIT in its ring) are acked once
+ * its /proc is read. */
+void ingest_owed_acks_of(struct ingest *g, uint32_t conn,
+			 struct ingest_action *act);
+/* Whether the readings being handed out are a reading of every process
+ * (ingest_checkpoint_all): one moment, which no process they found at its
+ * EXIT should leave before the round's last reading. */
+bool ingest_reading_all(const struct ingest *g);
 
 /* A page fault of pid seen on its userfaultfd (PTS_FAULT_* flags). */
 void ingest_fault(struct ingest *g, int32_t pid, uint64_t addr, uint32_t flags);

@@ -112,6 +112,11 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 	return false;
 }
 
+bool ingest_reading_all(const struct ingest *g)
+{
+	return g->full_read_open;
+}
+
 /* Checked once the process's ring is drained, just before the reading.
  * The readings owed for the same process since (its EXIT came meanwhile,
  * its records asked for a resync) are this one: it sees what they would,

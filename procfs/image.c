@@ -92,10 +92,22 @@ static int scan_mappings(int fd, struct procfs_image *img)
 	return r;
 }
 
-static int read_once(int pid, const struct procfs_fs_table *fs,
-		     struct procfs_image *img)
+/* status through fd from its start: read again, the kernel prints it
+ * anew.  A second open of the file cost as much as its printing. */
+static int status_at(int fd, struct procfs_text *t, struct procfs_status *st)
 {
-	int r = procfs_status_read(pid, &img->status);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	int r = procfs_read_fd(fd, t, false);
+	return r ? r : procfs_status_parse(t->data, t->len, st);
+}
+
+/* status, the mappings, their pages, and status again through the same
+ * fd: VmPTE unmoved across the reading makes it stable. */
+static int read_with(int pid, int status_fd, struct procfs_text *t,
+		     const struct procfs_fs_table *fs, struct procfs_image *img)
+{
+	int r = status_at(status_fd, t, &img->status);
 	if (r)
 		return r;
 	if (!img->status.has_mm)
@@ -109,11 +121,26 @@ static int read_once(int pid, const struct procfs_fs_table *fs,
 	close(fd);
 	if (r < 0)
 		return r;
-	uint64_t after;
-	if ((r = procfs_vmpte_kb(pid, &after)))
-		return r == -ENODATA ? -ESRCH : r;
-	img->stable = after == img->status.vmpte_kb;
+	struct procfs_status after;
+	if ((r = status_at(status_fd, t, &after)))
+		return r;
+	if (!after.has_mm)
+		return -ESRCH;
+	img->stable = after.vmpte_kb == img->status.vmpte_kb;
 	return 0;
+}
+
+static int read_once(int pid, const struct procfs_fs_table *fs,
+		     struct procfs_image *img)
+{
+	struct procfs_text t = { 0 };
+	int fd = procfs_open(pid, "status");
+	if (fd < 0)
+		return fd;
+	int r = read_with(pid, fd, &t, fs, img);
+	close(fd);
+	free(t.data);
+	return r;
 }
 
 int procfs_image_read(int pid, const struct procfs_fs_table *fs,

@@ -101,13 +101,11 @@ static long envp_count(char *const envp[])
 	}
 }
 
-/* Which of ours entry e is; -1 when its start cannot be read. */
-static int var_of(const char *e)
-{
-	char head[sizeof(PTS_OPTIONS_ENV "=")];
+#define HEAD sizeof(PTS_OPTIONS_ENV "=")
 
-	if (peek_str(head, sizeof(head), e) < 0)
-		return -1;
+/* Which of ours an entry starting with head is. */
+static int var_of(const char *head)
+{
 	if (str_starts(head, PRELOAD))
 		return VAR_PRELOAD;
 	if (str_starts(head, PTS_SOCKET_ENV "="))
@@ -142,14 +140,17 @@ static char *preload_with_shim(char *out, const char *e, long len)
 static long classify(char *const envp[], long n, char **vec, int *var,
 		     long *len)
 {
+	char head[POINTERS][HEAD]; /* the starts of a batch of entries */
 	long room = 1;
 
 	if (n && !peek(vec, envp, (size_t)n * sizeof(char *)))
 		return -1;
 	for (long i = 0; i < n; i++) {
-		if ((var[i] = var_of(vec[i])) < 0)
+		if (i % POINTERS == 0 &&
+		    peek_heads(head[0], HEAD, vec + i,
+			       (size_t)(n - i < POINTERS ? n - i : POINTERS)) < 0)
 			return -1;
-		if (var[i] != VAR_PRELOAD)
+		if ((var[i] = var_of(head[i % POINTERS])) != VAR_PRELOAD)
 			continue;
 		if ((len[i] = peek_strlen(vec[i])) < 0)
 			return -1;

@@ -59,6 +59,54 @@ long peek_str(char *dst, size_t cap, const char *src)
 	return (long)n;
 }
 
+/* One process_vm_readv for a batch of string heads: each piece stops at
+ * the page its string starts in, so a string that ends before an
+ * unreadable page is never read past it.  The kernel stops at the first
+ * piece it cannot read; that one, and any cut by its page, are read again
+ * alone (peek_str), which tells an unreadable string from a long one. */
+#define HEADS_BATCH 64
+
+long peek_heads(char *dst, size_t cap, char *const *src, size_t n)
+{
+	struct iovec local[HEADS_BATCH], remote[HEADS_BATCH];
+	pid_t pid = shim_getpid();
+	bool refused = false;
+
+	for (size_t i = 0, k; i < n; i += k) {
+		k = n - i < HEADS_BATCH ? n - i : HEADS_BATCH;
+		for (size_t j = 0; j < k; j++) {
+			uintptr_t at = (uintptr_t)src[i + j];
+			size_t room = PEEK_PAGE - at % PEEK_PAGE;
+			size_t len = room < cap - 1 ? room : cap - 1;
+			local[j] = (struct iovec){ dst + (i + j) * cap, len };
+			remote[j] = (struct iovec){ src[i + j], len };
+		}
+		int err = errno;
+		long got = refused ? -1 :
+			   syscall(SYS_process_vm_readv, pid, local, k, remote, k, 0);
+		refused |= got < 0 && (errno == ENOSYS || errno == EPERM);
+		errno = err;
+		for (size_t j = 0; j < k; j++) {
+			char *d = local[j].iov_base;
+			size_t len = local[j].iov_len;
+			bool whole = got >= (long)len;
+			if (whole) {
+				got -= (long)len;
+				d[len] = '\0';
+				if (len == cap - 1 || memchr(d, '\0', len))
+					continue;
+			}
+			if (peek_str(d, cap, src[i + j]) < 0)
+				return -1;
+			if (!whole && !refused) {
+				k = j + 1; /* the kernel read nothing after it */
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
 long peek_strlen(const char *src)
 {
 	char piece[256];

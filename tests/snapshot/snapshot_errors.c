@@ -307,7 +307,8 @@ struct stage {
 
 /*
  * ptshare reads a process's status when it lists the tree (1st open), then
- * status (2nd), maps, pagemap and status again for VmPTE (3rd).
+ * status (2nd), maps, pagemap and status again for VmPTE (through the 2nd
+ * open's fd: no open to stop at).
  */
 static const struct stage stages[] = {
 	{ "status", 2, false, false }, /* gone: the open fails */
@@ -316,7 +317,6 @@ static const struct stage stages[] = {
 	{ "maps", 1, true, false },    /* the read finds the mm gone */
 	{ "pagemap", 1, false, false },
 	{ "pagemap", 1, true, false }, /* the scan finds the mm gone */
-	{ "status", 3, false, false }, /* VmPTE cannot be read again */
 };
 
 static void kill_victim(void *arg)
