@@ -18,12 +18,11 @@ static void count_view(const struct pt_table *t, bool shared,
 			return;
 		}
 	}
-	for (unsigned i = 0, seen = 0; seen < t->nr_tables; i++) {
+	pt_for_each_used(i, t) {
 		if (!pt_entry_is_table(t->e[i]))
 			continue;
 		const struct pt_table *c = pt_entry_table(t->e[i]);
 		bool sh = shared || c->share > 1;
-		seen++;
 		if (c->level == PT_PTE) {
 			s->shared[PT_PTE] += sh;
 			continue;
@@ -68,11 +67,8 @@ enum users_pass { USERS_COUNT, USERS_PSS, USERS_CLEAR };
 static double users_walk(struct pt_table *t, enum users_pass pass)
 {
 	double pss = 0;
-	for (unsigned i = 0, seen = 0; seen < t->nr_tables + t->nr_leaves; i++) {
+	pt_for_each_used(i, t) {
 		uint64_t e = t->e[i];
-		if (!e)
-			continue;
-		seen++;
 		if (pt_entry_is_leaf(e)) {
 			/* A deposit is used by whoever uses its PMD page. */
 			if (e == PT_LEAF_DEPOSIT && pass == USERS_PSS)
@@ -103,11 +99,9 @@ static uint64_t tables_below(const struct pt_table *t)
 	uint64_t n = 1 + (t->level == PT_PMD ? t->nr_deposits : 0);
 	if (t->level == PT_PTE)
 		return n;
-	for (unsigned i = 0, seen = 0; seen < t->nr_tables; i++)
-		if (pt_entry_is_table(t->e[i])) {
-			seen++;
+	pt_for_each_used(i, t)
+		if (pt_entry_is_table(t->e[i]))
 			n += tables_below(pt_entry_table(t->e[i]));
-		}
 	return n;
 }
 
@@ -157,11 +151,8 @@ static uint64_t private_ptes(const struct mm_space *mm, const struct pt_table *t
 			     uint64_t tbase)
 {
 	uint64_t n = 0, esz = MM_ENTRY(t->level);
-	for (unsigned i = 0, seen = 0; seen < t->nr_tables + t->nr_leaves; i++) {
+	pt_for_each_used(i, t) {
 		uint64_t e = t->e[i], eb = tbase + i * esz;
-		if (!e)
-			continue;
-		seen++;
 		if (pt_entry_is_leaf(e) && e != PT_LEAF_DEPOSIT)
 			continue;
 		if (t->level > PT_PMD) {

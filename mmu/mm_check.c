@@ -33,6 +33,11 @@ static int census_table(struct mm_world *w, struct census *cs,
 	unsigned tables = 0, leaves = 0, deposits = 0;
 	for (unsigned i = 0; i < PT_ENTRIES; i++) {
 		uint64_t e = t->e[i];
+		if (!e != !pt_used(t, i))
+			return BAD(w, "level-%u table's entry %u is %#llx, "
+				   "its map says %s", t->level, i,
+				   (unsigned long long)e,
+				   pt_used(t, i) ? "used" : "unused");
 		if (pt_entry_is_leaf(e)) {
 			leaves++;
 			deposits += e == PT_LEAF_DEPOSIT;
@@ -168,6 +173,10 @@ static int check_objects(struct mm_world *w, uint64_t linked)
 	if (n != linked)
 		return BAD(w, "%llu object-backed mappings, %llu on object lists",
 			   (unsigned long long)linked, (unsigned long long)n);
+	const struct mm_object *o = w->object_hint;
+	if (o && ptr_map_get(&w->objects, mm_object_id_hash(&o->id), same_ptr,
+			     o) != o)
+		return BAD(w, "the object hint is no object of the world's");
 	return 0;
 }
 
@@ -241,6 +250,8 @@ int mm_check(struct mm_world *w)
 		r = check_hint(w, w->host);
 	if (!r)
 		r = check_mshare(w, &cs);
+	if (!r && !mm_pt_pool_clean(&w->pool))
+		r = BAD(w, "a table page given back to the pool is not empty");
 	int r2 = check_shares(w, &cs); /* also clears the users it counted */
 	ptr_map_free(&cs.seen);
 	if (!r)

@@ -208,10 +208,12 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 		if (cow_shared(w, t) && (write || adds_pages(t, lo, hi)) &&
 		    cow_own(w, tm, a, &t, NULL))
 			return -ENOMEM;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
+		for (unsigned k = lo / 64; k <= (hi - 1) / 64; k++) {
 			uint64_t bits = pt_mask_word(lo, hi, k) & ~t->e[k];
-			*faults += __builtin_popcountll(bits);
-			t->e[k] |= bits;
+			if (bits) { /* popcount is a call without -mpopcnt */
+				*faults += __builtin_popcountll(bits);
+				t->e[k] |= bits;
+			}
 		}
 	}
 	return 0;
@@ -339,36 +341,43 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 {
 	uint64_t sb = align_down(lo, MM_SPAN(PT_PTE));
 	unsigned a = (lo - sb) >> MM_PAGE_SHIFT, b = (hi - sb) >> MM_PAGE_SHIFT;
-	uint64_t mask[PT_ENTRIES / 64], obs[PT_ENTRIES / 64] = { 0 };
+	unsigned ka = a / 64, kb = (b - 1) / 64; /* the words [a, b) is in */
+	uint64_t mask[PT_ENTRIES / 64] = { 0 }, obs[PT_ENTRIES / 64] = { 0 };
 	bool written = false;
-	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
-		mask[k] = pt_mask_word(a, b, k);
+	pt_map_set(mask, a, b);
 	for (size_t j = ri; j < n && runs[j].start < hi; j++) {
 		uint64_t rs = max_u64(runs[j].start, lo), re = min_u64(runs[j].end, hi);
 		if (rs >= re)
 			continue;
 		written |= runs[j].written;
-		unsigned ra = (rs - sb) >> MM_PAGE_SHIFT, rb = (re - sb) >> MM_PAGE_SHIFT;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
-			obs[k] |= pt_mask_word(ra, rb, k);
+		pt_map_set(obs, (rs - sb) >> MM_PAGE_SHIFT,
+			   (re - sb) >> MM_PAGE_SHIFT);
 	}
-	struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD, NULL);
+	/* The PTE table is looked up from the PMD page: one walk. */
+	bool shared = false, want = false;
+	struct pt_table *pmd = mm_pt_lookup(mm->pgd, sb, PT_PMD, &shared);
 	unsigned i = pt_index(sb, PT_PMD);
 	if (pmd && pt_entry_is_leaf(pmd->e[i]) && mm_pt_split_leaf(w, pmd, i))
 		return -ENOMEM;
-	bool shared = false, want = false;
-	struct pt_table *t = mm_pt_lookup(mm->pgd, sb, PT_PTE, &shared);
-	for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+	struct pt_table *t = pmd && pt_entry_is_table(pmd->e[i])
+				     ? pt_entry_table(pmd->e[i]) : NULL;
+	shared = t && (shared || t->share > 1);
+	for (unsigned k = ka; k <= kb; k++)
 		want |= (obs[k] & ~(t ? t->e[k] : 0)) != 0;
 	if (want) {
-		int r = mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t, &shared);
+		/* The walk when the table is missing, not again to find it. */
+		int r = t ? 0 : mm_pt_walk_alloc(w, mm, v, sb, PT_PTE, &t,
+						 &shared);
 		if (r)
 			return r < 0 ? r : 0;
 		if (cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
 			return -ENOMEM;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
-			*newly += __builtin_popcountll(obs[k] & ~t->e[k]);
-			t->e[k] |= obs[k];
+		for (unsigned k = ka; k <= kb; k++) {
+			uint64_t add = obs[k] & ~t->e[k];
+			if (add) { /* mostly none: popcount is a call here */
+				*newly += __builtin_popcountll(add);
+				t->e[k] |= add;
+			}
 		}
 	}
 	/* cow-pte: a page gone from a shared table, or one this process maps
@@ -376,14 +385,14 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 	 * change: the table breaks first.  Not a page alone because the
 	 * others sharing the table are exiting: their exit, not a write. */
 	bool changed = false;
-	for (unsigned k = 0; t && cow_shared(w, t) && k < PT_ENTRIES / 64; k++)
+	for (unsigned k = ka; t && cow_shared(w, t) && k <= kb; k++)
 		changed |= (t->e[k] & mask[k] & ~obs[k]) != 0;
 	if (!changed && written && t && cow_shared(w, t))
 		changed = cow_shared_with_running(w, mm, sb, t);
 	if (changed && cow_own(w, mm, sb, &t, &shared))
 		return -ENOMEM;
 	if (t && !shared)
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++)
+		for (unsigned k = ka; k <= kb; k++)
 			t->e[k] &= ~(mask[k] & ~obs[k]);
 	return 0;
 }
@@ -417,12 +426,13 @@ static int observe_leaf(struct mm_world *w, struct mm_space *mm,
 /*
  * [cb, ce) of v, inside one unit: a huge page of a hugetlb VMA, present as a
  * whole or not; or a 2 MiB span of small pages, which may be one THP.
+ * runs[ri]: the first run ending after cb.
  */
 static int observe_unit(struct mm_world *w, struct mm_space *mm,
 			struct mm_vma *v, uint64_t cb, uint64_t ce,
-			const struct mm_run *runs, size_t n, uint64_t *newly)
+			const struct mm_run *runs, size_t n, size_t ri,
+			uint64_t *newly)
 {
-	size_t ri = run_after(runs, n, cb);
 	bool any = ri < n && runs[ri].start < ce;
 	if (v->huge_shift)
 		return observe_leaf(w, mm, v, cb, v->leaf, any, true,
@@ -482,7 +492,8 @@ static int clear_absent(struct absent *a, struct pt_table *t, uint64_t tbase)
 		uint64_t cb = max_u64(eb, a->lo), ce = min_u64(eb + esz, a->hi);
 		size_t ri = run_after(a->runs, a->n, cb);
 		if ((ri == a->n || a->runs[ri].start >= ce) &&
-		    observe_unit(a->w, a->mm, a->v, cb, ce, a->runs, a->n, a->newly))
+		    observe_unit(a->w, a->mm, a->v, cb, ce, a->runs, a->n, ri,
+				 a->newly))
 			return -ENOMEM;
 	}
 	return 0;
@@ -519,17 +530,23 @@ static int observe_vma(struct mm_world *w, struct mm_space *mm,
 		if (runs[j].anon && runs[j].end > lo)
 			v->anon = ++w->next_anon;
 	uint64_t unit = v->huge_shift ? 1ULL << v->huge_shift : MM_SPAN(PT_PTE);
-	uint64_t done = lo;
+	uint64_t done = lo; /* the units before it, each run before j's end */
+	uint64_t met = 0;   /* units a run meets, each once */
 	for (size_t j = 0; j < n && runs[j].start < hi; j++) {
 		uint64_t cb = max_u64(done, max_u64(lo, align_down(runs[j].start, unit)));
 		uint64_t re = min_u64(runs[j].end, hi);
-		for (; cb < re; cb = done) {
+		for (; cb < re; cb = done, met++) {
 			done = min_u64(align_down(cb, unit) + unit, hi);
-			int r = observe_unit(w, mm, v, cb, done, runs, n, newly);
+			int r = observe_unit(w, mm, v, cb, done, runs, n, j,
+					     newly);
 			if (r)
 				return r;
 		}
 	}
+	/* A run met every unit: none is left for clear_absent to find (most
+	 * of a short-lived program's VMAs are a few pages, all seen). */
+	if (met == (align_down(hi - 1, unit) - align_down(lo, unit)) / unit + 1)
+		return 0;
 	struct absent a = { w, mm, v, lo, hi, unit, runs, n, newly };
 	return clear_absent(&a, mm->pgd, 0);
 }

@@ -98,10 +98,13 @@ static int fork_table(struct fork_ctx *f, struct pt_table *t, uint64_t tbase,
 			return -ENOMEM;
 		unsigned a = (max_u64(v->start, eb) - eb) >> MM_PAGE_SHIFT;
 		unsigned b = (min_u64(v->end, eb + esz) - eb) >> MM_PAGE_SHIFT;
-		for (unsigned k = 0; k < PT_ENTRIES / 64; k++) {
+		for (unsigned k = a / 64; k <= (b - 1) / 64; k++) {
 			uint64_t bits = c->e[k] & pt_mask_word(a, b, k);
-			ct->e[k] |= bits;
-			f->child->c.fork_pages_copied += __builtin_popcountll(bits);
+			if (bits) {
+				ct->e[k] |= bits;
+				f->child->c.fork_pages_copied +=
+					__builtin_popcountll(bits);
+			}
 		}
 	}
 	return 0;

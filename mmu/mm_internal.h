@@ -92,6 +92,8 @@ struct mm_world {
 	struct pt_pool_class vmas;
 	struct ptr_map procs;     /* pid -> mm_space */
 	struct ptr_map objects;   /* mm_object_id -> mm_object */
+	/* The object last asked for: a library's VMAs come in a row. */
+	struct mm_object *object_hint;
 	struct mm_space *first, *last;
 	struct mm_space *hint;    /* last process operated on */
 	/* The root of every process that has no table yet, empty: a

@@ -43,7 +43,8 @@ static int map_at(struct mm_world *w, struct mm_space *mm,
 		  const struct mm_mapping *m)
 {
 	uint64_t end = m->addr + m->len;
-	if (mm_vma_any_in(mm, m->addr, end)) {
+	bool overlaps = mm_vma_any_in(mm, m->addr, end);
+	if (overlaps) {
 		if (!m->fixed)
 			return mm_fail(w, -EEXIST, "[%#llx, %#llx) overlaps a "
 				       "mapping and is not MAP_FIXED",
@@ -66,7 +67,7 @@ static int map_at(struct mm_world *w, struct mm_space *mm,
 	/* Unmap first: it may free the object this mapping is of. */
 	struct mm_object *o = NULL;
 	struct mm_vma *v;
-	if (mm_do_unmap(w, mm, m->addr, end) ||
+	if ((overlaps && mm_do_unmap(w, mm, m->addr, end)) ||
 	    (m->obj.kind != MM_OBJ_ANON && !(o = mm_object_get(w, &m->obj))))
 		return -ENOMEM;
 	tmpl.obj = o; /* what mm_vma_new decides by */

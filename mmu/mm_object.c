@@ -20,10 +20,12 @@ static bool object_is(const void *item, const void *key)
 struct mm_object *mm_object_get(struct mm_world *w,
 				const struct mm_object_id *id)
 {
+	if (w->object_hint && object_is(w->object_hint, id))
+		return w->object_hint;
 	uint64_t h = mm_object_id_hash(id);
 	struct mm_object *o = ptr_map_get(&w->objects, h, object_is, id);
 	if (o)
-		return o;
+		return w->object_hint = o;
 	o = calloc(1, sizeof(*o));
 	if (!o || ptr_map_put(&w->objects, h, o)) {
 		free(o);
@@ -31,7 +33,7 @@ struct mm_object *mm_object_get(struct mm_world *w,
 		return NULL;
 	}
 	o->id = *id;
-	return o;
+	return w->object_hint = o;
 }
 
 /* Links v after `after` (at the tail when NULL), as dup_mmap() and a split
@@ -69,7 +71,10 @@ void mm_object_unlink(struct mm_vma *v)
 		o->last = v->obj_prev;
 	v->obj_prev = v->obj_next = NULL;
 	if (!o->first) {
-		ptr_map_del(&v->mm->w->objects, mm_object_id_hash(&o->id), o);
+		struct mm_world *w = v->mm->w;
+		ptr_map_del(&w->objects, mm_object_id_hash(&o->id), o);
+		if (w->object_hint == o)
+			w->object_hint = NULL;
 		free(o);
 	}
 }

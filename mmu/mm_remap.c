@@ -10,8 +10,10 @@ static void move_entry(struct mm_world *w, struct pt_table *from, unsigned fi,
 {
 	uint64_t e = from->e[fi];
 	from->e[fi] = 0;
+	pt_mark_unused(from, fi);
 	w->unlinks++; /* a PTE table found by address is elsewhere now */
 	to->e[ti] = e;
+	pt_mark_used(to, ti);
 	if (pt_entry_is_table(e)) {
 		from->nr_tables--;
 		to->nr_tables++;

@@ -25,9 +25,8 @@ static void pt_put(struct mm_world *w, struct pt_table *t)
 		return;
 	}
 	if (t->level != PT_PTE)
-		for (unsigned i = 0; i < PT_ENTRIES && t->nr_tables + t->nr_leaves; i++)
-			if (t->e[i])
-				mm_pt_clear_entry(w, t, i);
+		pt_for_each_used(i, t)
+			mm_pt_clear_entry(w, t, i);
 	w->tables[t->level]--;
 	mm_pt_pool_put(&w->pool, t);
 }
@@ -36,6 +35,7 @@ void mm_pt_link(struct mm_world *w, struct pt_table *parent, unsigned idx,
 		 struct pt_table *child)
 {
 	parent->e[idx] = (uint64_t)(uintptr_t)child;
+	pt_mark_used(parent, idx);
 	parent->nr_tables++;
 	w->shared_tables += ++child->share == 2;
 }
@@ -44,6 +44,7 @@ void mm_pt_set_leaf(struct mm_world *w, struct pt_table *t, unsigned idx,
 		    bool deposit)
 {
 	t->e[idx] = deposit ? PT_LEAF_DEPOSIT : PT_LEAF;
+	pt_mark_used(t, idx);
 	t->nr_leaves++;
 	if (deposit) {
 		t->nr_deposits++;
@@ -57,6 +58,7 @@ void mm_pt_clear_entry(struct mm_world *w, struct pt_table *t, unsigned idx)
 {
 	uint64_t e = t->e[idx];
 	t->e[idx] = 0;
+	pt_mark_unused(t, idx);
 	w->unlinks++;
 	if (pt_entry_is_table(e)) {
 		t->nr_tables--;

@@ -13,7 +13,7 @@ struct mm_world *mm_world_new(const struct mm_policy *policy)
 		return NULL;
 	w->policy = *policy;
 	mm_pt_pool_init(&w->pool);
-	mm_pool_class_init(&w->vmas, sizeof(struct mm_vma));
+	mm_pool_class_init(&w->vmas, sizeof(struct mm_vma), SIZE_MAX);
 	if (!(w->empty_pgd = mm_pt_pool_get(&w->pool, PT_PGD))) {
 		mm_pt_pool_destroy(&w->pool);
 		free(w);

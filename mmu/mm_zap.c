@@ -121,9 +121,8 @@ int mm_do_unmap(struct mm_world *w, struct mm_space *mm, uint64_t start,
 
 void mm_teardown(struct mm_world *w, struct mm_space *mm)
 {
-	for (unsigned i = 0; i < PT_ENTRIES; i++)
-		if (mm->pgd->e[i])
-			mm_pt_clear_entry(w, mm->pgd, i);
+	pt_for_each_used(i, mm->pgd)
+		mm_pt_clear_entry(w, mm->pgd, i);
 	for (struct mm_vma *v = vma_first(mm), *next; v; v = next) {
 		next = vma_next(v);
 		mm_object_unlink(v);

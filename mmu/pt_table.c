@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "pt_table.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,9 +16,16 @@
 
 #define CHUNK_BYTES (256u << 10)
 
-void mm_pool_class_init(struct pt_pool_class *c, size_t size)
+void mm_pool_class_init(struct pt_pool_class *c, size_t size, size_t dirty)
 {
-	*c = (struct pt_pool_class){ .size = (size + 15) & ~(size_t)15 };
+	size = (size + 15) & ~(size_t)15;
+	if (dirty > size)
+		dirty = size;
+	if (dirty < sizeof(void *)) /* the free list's link */
+		dirty = sizeof(void *);
+	/* whole words, which clean reads */
+	*c = (struct pt_pool_class){ .size = size,
+				     .dirty = (dirty + 7) & ~(size_t)7 };
 }
 
 void mm_pool_class_destroy(struct pt_pool_class *c)
@@ -56,7 +64,7 @@ void *mm_pool_class_get(struct pt_pool_class *c)
 	if (obj) {
 		UNPOISON(obj, c->size);
 		c->free = *(void **)obj;
-		memset(obj, 0, c->size);
+		memset(obj, 0, c->dirty);
 	} else {
 		if (c->next == c->end && class_grow(c))
 			return NULL;
@@ -76,10 +84,33 @@ void mm_pool_class_put(struct pt_pool_class *c, void *obj)
 	POISON(obj, c->size);
 }
 
+bool mm_pool_class_clean(const struct pt_pool_class *c)
+{
+	const char *obj = c->free;
+	while (obj) {
+		UNPOISON(obj, c->size);
+		uint64_t any = 0;
+		for (size_t i = c->dirty; i < c->size; i += 8)
+			any |= *(const uint64_t *)(obj + i);
+		const char *next = *(void *const *)obj;
+		POISON(obj, c->size);
+		if (any)
+			return false;
+		obj = next;
+	}
+	return true;
+}
+
+/* A PTE table's presence map is left as it was when the table goes; an
+ * upper table goes only once each of its entries was cleared (pt_put,
+ * mm_teardown), its header aside. */
 void mm_pt_pool_init(struct pt_pool *p)
 {
-	mm_pool_class_init(&p->pte, sizeof(struct pt_table) + PT_ENTRIES / 8);
-	mm_pool_class_init(&p->upper, sizeof(struct pt_table) + PT_ENTRIES * 8);
+	mm_pool_class_init(&p->pte, sizeof(struct pt_table) + PT_ENTRIES / 8,
+			   SIZE_MAX);
+	mm_pool_class_init(&p->upper, sizeof(struct pt_table) +
+					      (PT_ENTRIES + PT_MAP_WORDS) * 8,
+			   offsetof(struct pt_table, e));
 }
 
 void mm_pt_pool_destroy(struct pt_pool *p)
@@ -99,6 +130,11 @@ struct pt_table *mm_pt_pool_get(struct pt_pool *p, unsigned level)
 void mm_pt_pool_put(struct pt_pool *p, struct pt_table *t)
 {
 	mm_pool_class_put(t->level ? &p->upper : &p->pte, t);
+}
+
+bool mm_pt_pool_clean(const struct pt_pool *p)
+{
+	return mm_pool_class_clean(&p->pte) && mm_pool_class_clean(&p->upper);
 }
 
 size_t mm_pt_pool_bytes(const struct pt_pool *p)
