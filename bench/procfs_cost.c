@@ -46,6 +46,7 @@ struct reading {
 	uint64_t start, end;
 	struct procfs_maps *maps;
 	struct procfs_runs *runs;
+	const struct procfs_fs_table *fs; /* the image's: its mounts */
 };
 
 static double median_us(const struct reading *r, int *err)
@@ -84,7 +85,7 @@ static int read_image(const struct reading *r)
 	if (!names && !(names = procfs_names_new()))
 		return -ENOMEM;
 	struct procfs_image img = { .names = r->flags ? names : NULL };
-	int err = procfs_image_read(r->pid, NULL, &img);
+	int err = procfs_image_read(r->pid, r->fs, &img);
 
 	procfs_image_free(&img);
 	return err;
@@ -109,7 +110,7 @@ static void all_processes(void)
 	       "maps_us", "smaps_us", "vmpte_us", "ratio", "image_us",
 	       "query_us");
 	for (size_t i = 0; i < pids.n; i++) {
-		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL };
+		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL, NULL };
 		double tm = median_us(&r, &err);
 		size_t vmas = m.n;
 		if (err || !vmas)
@@ -120,13 +121,16 @@ static void all_processes(void)
 			continue;
 		r.fn = read_vmpte;
 		double tv = median_us(&r, &err);
+		struct procfs_fs_table fs = { 0 };
+		if (procfs_fs_table_read(pids.pids[i], &fs) < 0)
+			continue;
+		r.fs = &fs;
 		r.fn = read_image;
 		r.flags = 0;
 		double ti = median_us(&r, &err);
-		if (err)
-			continue;
 		r.flags = 1;
-		double tq = median_us(&r, &err);
+		double tq = err ? 0 : median_us(&r, &err);
+		procfs_fs_table_free(&fs);
 		if (err)
 			continue;
 		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f %10.1f %10.1f\n",
@@ -189,7 +193,7 @@ static void big_child(void)
 		return;
 	}
 	int fd = procfs_pagemap_open(pid);
-	struct reading r = { read_maps, pid, fd, 0, 0, 0, &m, &runs };
+	struct reading r = { read_maps, pid, fd, 0, 0, 0, &m, &runs, NULL };
 	double maps = median_us(&r, &err);
 	printf("child with 1 GiB populated in 4 KiB pages (median of %d; "
 	       "ratio to its maps):\n", REPEAT);
@@ -259,7 +263,7 @@ static void many_child(void)
 		printf("no child with %lu mappings\n", MANY_PAGES);
 		return;
 	}
-	struct reading r = { read_maps, pid, -1, 0, 0, 0, &m, NULL };
+	struct reading r = { read_maps, pid, -1, 0, 0, 0, &m, NULL, NULL };
 	double maps = median_us(&r, &err);
 	printf("child with %zu mappings: maps %.0f us (%zu bytes)", m.n, maps,
 	       m.text.len);

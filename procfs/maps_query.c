@@ -2,8 +2,9 @@
 /*
  * /proc/PID/maps through PROCMAP_QUERY (Linux 6.11): one mapping an ioctl,
  * in binary, with no text to print and parse, and a path only where it is
- * not known yet (names.c) or belongs to no file: an anonymous mapping's
- * ([heap], [anon:NAME]) costs the kernel no d_path.  What it gives is
+ * not known yet (names.c), belongs to no file (an anonymous mapping's,
+ * [heap] or [anon:NAME], costs the kernel no d_path) or says what a shmem
+ * object is (keeps_path).  What it gives is
  * what procfs_maps_read gives, but [vsyscall] (not a VMA of the process)
  * and the paths of known objects, which are the first ones read.
  */
@@ -54,12 +55,27 @@ static void vma_of(const struct procmap_query *q, struct procfs_vma *v)
 }
 
 /*
- * v's path, asked again with the name (the mapping is read again: the
- * process may have changed it since).  A file's goes into names; another's
- * ([heap], [anon:NAME], none) after the maps' text so far (*at: where).
- * -ENOENT when no mapping covers v's start any more: it is left out.
+ * Whether v's path is kept for the next readings: a file's on a device
+ * that fs does not list.  On a tmpfs or hugetlbfs one, and on the kernel's
+ * internal mounts (SysV segments, memfds, shared anonymous memory), the
+ * path says what the object is, and an inode number comes back for
+ * another object (a SysV segment's is its shmid): asked every time.
  */
-static int name_vma(int fd, struct procfs_names *names, struct procfs_maps *out,
+static bool keeps_path(const struct procfs_vma *v,
+		       const struct procfs_fs_table *fs)
+{
+	return v->ino && fs && !procfs_fs_find(fs, v->dev);
+}
+
+/*
+ * v's path, asked again with the name (the mapping is read again: the
+ * process may have changed it since).  One kept goes into names; another
+ * ([heap], [anon:NAME], none, a shmem object's) after the maps' text so
+ * far (*at: where).  -ENOENT when no mapping covers v's start any more:
+ * it is left out.
+ */
+static int name_vma(int fd, const struct procfs_fs_table *fs,
+		    struct procfs_names *names, struct procfs_maps *out,
 		    struct procfs_vma *v, size_t *at)
 {
 	char name[PATH_MAX + sizeof(" (deleted)")];
@@ -73,7 +89,7 @@ static int name_vma(int fd, struct procfs_names *names, struct procfs_maps *out,
 	size_t len = q.vma_name_size ? q.vma_name_size - 1 : 0;
 	name[len] = '\0';
 	bool deleted = procfs_path_cut_deleted(name, &len);
-	if (v->ino) {
+	if (keeps_path(v, fs)) {
 		const struct procfs_name *e =
 			procfs_names_add(names, v->dev, v->ino, name, deleted);
 		if (!e)
@@ -83,6 +99,7 @@ static int name_vma(int fd, struct procfs_names *names, struct procfs_maps *out,
 		return 0;
 	}
 	struct procfs_text *t = &out->text;
+	v->deleted = deleted;
 	if (grow_array((void **)&t->data, &t->cap, t->len + len + 1, 1))
 		return -ENOMEM;
 	memcpy(t->data + t->len, name, len + 1);
@@ -115,10 +132,11 @@ static int query_all(int fd, const struct procfs_fs_table *fs,
 		vma_of(&q, v);
 		addr = q.vma_end;
 		at[out->n] = SIZE_MAX;
-		if (v->ino && (e = procfs_names_find(names, v->dev, v->ino))) {
+		if (keeps_path(v, fs) &&
+		    (e = procfs_names_find(names, v->dev, v->ino))) {
 			v->path = e->path;
 			v->deleted = e->deleted;
-		} else if ((err = name_vma(fd, names, out, v, &at[out->n]))) {
+		} else if ((err = name_vma(fd, fs, names, out, v, &at[out->n]))) {
 			if (err != -ENOENT)
 				break;
 			err = 0;
