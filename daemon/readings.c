@@ -144,11 +144,11 @@ static void emit_runs(struct feed *f, const struct procfs_image *img)
 }
 
 /* A process with this many mappings has its maps read a mapping at a time
- * (PROCMAP_QUERY), the paths of the objects met before not printed again:
- * a postgres backend's reading of 243 mappings took 917-1,052 us instead
- * of 1,075-1,234.  Fewer are cheaper as text: an ioctl a mapping (two for
- * an anonymous one, whose name says what it is) cost a shell's reading of
- * 24 mappings 95 us against 79 (bench/procfs_cost). */
+ * (PROCMAP_QUERY), the paths of the files met before not printed again:
+ * a postgres backend's reading of 244 mappings took 917-951 us instead of
+ * 988-1,147.  Fewer are cheaper as text: an ioctl a mapping (two for an
+ * anonymous one, whose name says what it is) cost a shell's reading of 25
+ * mappings 88-137 us against 79-92 (bench/procfs_cost). */
 #define QUERY_VMAS_MIN 64
 
 /* Reads the process's /proc and feeds it in as checkpoint records: its
