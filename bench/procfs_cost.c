@@ -47,6 +47,7 @@ struct reading {
 	struct procfs_maps *maps;
 	struct procfs_runs *runs;
 	const struct procfs_fs_table *fs; /* the image's: its mounts */
+	struct procfs_names *names;       /* the image's maps: NULL, text */
 };
 
 static double median_us(const struct reading *r, int *err)
@@ -76,15 +77,12 @@ static int read_vmpte(const struct reading *r)
 	return procfs_vmpte_kb(r->pid, &kb);
 }
 
-/* What the daemon reads of a process at a checkpoint: its maps through
- * PROCMAP_QUERY, with the paths of the objects it has met kept
- * (r->flags), or as text. */
+/* What the daemon reads of a process at a checkpoint: its maps as text,
+ * or through PROCMAP_QUERY with the paths of the objects met kept
+ * (r->names). */
 static int read_image(const struct reading *r)
 {
-	static struct procfs_names *names;
-	if (!names && !(names = procfs_names_new()))
-		return -ENOMEM;
-	struct procfs_image img = { .names = r->flags ? names : NULL };
+	struct procfs_image img = { .names = r->names };
 	int err = procfs_image_read(r->pid, r->fs, &img);
 
 	procfs_image_free(&img);
@@ -103,14 +101,17 @@ static void all_processes(void)
 	double sum_maps = 0, sum_smaps = 0, sum_vmpte = 0, sum_image = 0;
 	double sum_query = 0;
 	int n = 0, err;
+	struct procfs_names *names = procfs_names_new();
 
-	if (procfs_list_pids(&pids) < 0)
+	if (!names || procfs_list_pids(&pids) < 0) {
+		procfs_names_free(names);
 		return;
+	}
 	printf("%8s %6s %10s %10s %10s %6s %10s %10s\n", "pid", "vmas",
 	       "maps_us", "smaps_us", "vmpte_us", "ratio", "image_us",
 	       "query_us");
 	for (size_t i = 0; i < pids.n; i++) {
-		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL, NULL };
+		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL, NULL, NULL };
 		double tm = median_us(&r, &err);
 		size_t vmas = m.n;
 		if (err || !vmas)
@@ -126,9 +127,8 @@ static void all_processes(void)
 			continue;
 		r.fs = &fs;
 		r.fn = read_image;
-		r.flags = 0;
 		double ti = median_us(&r, &err);
-		r.flags = 1;
+		r.names = names;
 		double tq = err ? 0 : median_us(&r, &err);
 		procfs_fs_table_free(&fs);
 		if (err)
@@ -149,6 +149,7 @@ static void all_processes(void)
 	       sum_image / n, sum_query / n);
 	procfs_maps_free(&m);
 	procfs_pids_free(&pids);
+	procfs_names_free(names);
 }
 
 #define BIG_BASE 0x300000000000UL
@@ -193,7 +194,7 @@ static void big_child(void)
 		return;
 	}
 	int fd = procfs_pagemap_open(pid);
-	struct reading r = { read_maps, pid, fd, 0, 0, 0, &m, &runs, NULL };
+	struct reading r = { read_maps, pid, fd, 0, 0, 0, &m, &runs, NULL, NULL };
 	double maps = median_us(&r, &err);
 	printf("child with 1 GiB populated in 4 KiB pages (median of %d; "
 	       "ratio to its maps):\n", REPEAT);
@@ -263,7 +264,7 @@ static void many_child(void)
 		printf("no child with %lu mappings\n", MANY_PAGES);
 		return;
 	}
-	struct reading r = { read_maps, pid, -1, 0, 0, 0, &m, NULL, NULL };
+	struct reading r = { read_maps, pid, -1, 0, 0, 0, &m, NULL, NULL, NULL };
 	double maps = median_us(&r, &err);
 	printf("child with %zu mappings: maps %.0f us (%zu bytes)", m.n, maps,
 	       m.text.len);

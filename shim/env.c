@@ -147,8 +147,8 @@ static long classify(char *const envp[], long n, char **vec, int *var,
 		return -1;
 	for (long i = 0; i < n; i++) {
 		if (i % POINTERS == 0 &&
-		    peek_heads(head[0], HEAD, vec + i,
-			       (size_t)(n - i < POINTERS ? n - i : POINTERS)) < 0)
+		    !peek_heads(head[0], HEAD, vec + i,
+				(size_t)(n - i < POINTERS ? n - i : POINTERS)))
 			return -1;
 		if ((var[i] = var_of(head[i % POINTERS])) != VAR_PRELOAD)
 			continue;

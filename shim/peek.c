@@ -66,7 +66,7 @@ long peek_str(char *dst, size_t cap, const char *src)
  * alone (peek_str), which tells an unreadable string from a long one. */
 #define HEADS_BATCH 64
 
-long peek_heads(char *dst, size_t cap, char *const *src, size_t n)
+bool peek_heads(char *dst, size_t cap, char *const *src, size_t n)
 {
 	struct iovec local[HEADS_BATCH], remote[HEADS_BATCH];
 	pid_t pid = shim_getpid();
@@ -97,14 +97,14 @@ long peek_heads(char *dst, size_t cap, char *const *src, size_t n)
 					continue;
 			}
 			if (peek_str(d, cap, src[i + j]) < 0)
-				return -1;
+				return false;
 			if (!whole && !refused) {
 				k = j + 1; /* the kernel read nothing after it */
 				break;
 			}
 		}
 	}
-	return 0;
+	return true;
 }
 
 long peek_strlen(const char *src)

@@ -20,8 +20,8 @@ bool peek(void *dst, const void *src, size_t len);
 long peek_str(char *dst, size_t cap, const char *src);
 /* The first cap - 1 bytes (or fewer, to its end) of each of the n
  * strings at src[i] into dst + i * cap, as peek_str() would, in one system
- * call for most: 0, or -1 when one of them cannot be read. */
-long peek_heads(char *dst, size_t cap, char *const *src, size_t n);
+ * call for most: false when one of them cannot be read. */
+bool peek_heads(char *dst, size_t cap, char *const *src, size_t n);
 /* The length of the string at src, or -1 when it cannot be read to its
  * end. */
 long peek_strlen(const char *src);
