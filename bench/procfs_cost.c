@@ -2,7 +2,8 @@
 /*
  * What reading /proc costs on this machine: maps against smaps for every
  * process, VmPTE, a whole reading (maps as text, and through PROCMAP_QUERY
- * as the daemon reads them), and PAGEMAP_SCAN against 8-byte pagemap entries on a
+ * as the daemon reads them), a reading at rest (the process asleep since
+ * the one before: status alone), and PAGEMAP_SCAN against 8-byte pagemap entries on a
  * child with 1 GiB populated.  The figures in docs/procfs.md come from it
  * (built without sanitizers).  Baselines: maps for smaps, and for the
  * child's readings its maps read in the same run.
@@ -48,6 +49,7 @@ struct reading {
 	struct procfs_runs *runs;
 	const struct procfs_fs_table *fs; /* the image's: its mounts */
 	struct procfs_names *names;       /* the image's maps: NULL, text */
+	uint64_t rest;                    /* the image's mark to compare with */
 };
 
 static double median_us(const struct reading *r, int *err)
@@ -82,11 +84,21 @@ static int read_vmpte(const struct reading *r)
  * (r->names). */
 static int read_image(const struct reading *r)
 {
-	struct procfs_image img = { .names = r->names };
+	struct procfs_image img = { .names = r->names, .rest = r->rest };
 	int err = procfs_image_read(r->pid, r->fs, &img);
 
 	procfs_image_free(&img);
 	return err;
+}
+
+/* The mark a whole reading of the process gives (0: it does not rest). */
+static uint64_t rest_mark(const struct reading *r)
+{
+	struct procfs_image img = { 0 };
+	uint64_t mark = procfs_image_read(r->pid, r->fs, &img) ? 0 : img.rest;
+
+	procfs_image_free(&img);
+	return mark;
 }
 
 static int scan(const struct reading *r)
@@ -99,19 +111,19 @@ static void all_processes(void)
 	struct procfs_pids pids = { 0 };
 	struct procfs_maps m = { 0 };
 	double sum_maps = 0, sum_smaps = 0, sum_vmpte = 0, sum_image = 0;
-	double sum_query = 0;
-	int n = 0, err;
+	double sum_query = 0, sum_rest = 0;
+	int n = 0, nrest = 0, err;
 	struct procfs_names *names = procfs_names_new();
 
 	if (!names || procfs_list_pids(&pids) < 0) {
 		procfs_names_free(names);
 		return;
 	}
-	printf("%8s %6s %10s %10s %10s %6s %10s %10s\n", "pid", "vmas",
+	printf("%8s %6s %10s %10s %10s %6s %10s %10s %10s\n", "pid", "vmas",
 	       "maps_us", "smaps_us", "vmpte_us", "ratio", "image_us",
-	       "query_us");
+	       "query_us", "rest_us");
 	for (size_t i = 0; i < pids.n; i++) {
-		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL, NULL, NULL };
+		struct reading r = { read_maps, pids.pids[i], -1, 0, 0, 0, &m, NULL, NULL, NULL, 0 };
 		double tm = median_us(&r, &err);
 		size_t vmas = m.n;
 		if (err || !vmas)
@@ -130,23 +142,34 @@ static void all_processes(void)
 		double ti = median_us(&r, &err);
 		r.names = names;
 		double tq = err ? 0 : median_us(&r, &err);
+		r.names = NULL;
+		double tr = 0;
+		if (!err && (r.rest = rest_mark(&r)))
+			tr = median_us(&r, &err);
 		procfs_fs_table_free(&fs);
 		if (err)
 			continue;
-		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f %10.1f %10.1f\n",
+		printf("%8d %6zu %10.1f %10.1f %10.1f %6.1f %10.1f %10.1f ",
 		       pids.pids[i], vmas, tm, ts, tv, ts / tm, ti, tq);
+		if (r.rest)
+			printf("%10.1f\n", tr);
+		else
+			printf("%10s\n", "-");
 		sum_maps += tm;
 		sum_smaps += ts;
 		sum_vmpte += tv;
 		sum_image += ti;
 		sum_query += tq;
+		sum_rest += tr;
+		nrest += r.rest != 0;
 		n++;
 	}
 	printf("%d processes: maps %.0f us, smaps %.0f us (x%.1f), VmPTE %.1f us "
 	       "each; a whole reading (procfs_image_read) %.1f us each with "
-	       "maps as text, %.1f through PROCMAP_QUERY (query_us)\n",
+	       "maps as text, %.1f through PROCMAP_QUERY (query_us); "
+	       "%d at rest, read again at rest %.1f us each (rest_us)\n",
 	       n, sum_maps, sum_smaps, sum_smaps / sum_maps, sum_vmpte / n,
-	       sum_image / n, sum_query / n);
+	       sum_image / n, sum_query / n, nrest, nrest ? sum_rest / nrest : 0);
 	procfs_maps_free(&m);
 	procfs_pids_free(&pids);
 	procfs_names_free(names);
@@ -194,7 +217,7 @@ static void big_child(void)
 		return;
 	}
 	int fd = procfs_pagemap_open(pid);
-	struct reading r = { read_maps, pid, fd, 0, 0, 0, &m, &runs, NULL, NULL };
+	struct reading r = { read_maps, pid, fd, 0, 0, 0, &m, &runs, NULL, NULL, 0 };
 	double maps = median_us(&r, &err);
 	printf("child with 1 GiB populated in 4 KiB pages (median of %d; "
 	       "ratio to its maps):\n", REPEAT);
@@ -264,7 +287,7 @@ static void many_child(void)
 		printf("no child with %lu mappings\n", MANY_PAGES);
 		return;
 	}
-	struct reading r = { read_maps, pid, -1, 0, 0, 0, &m, NULL, NULL, NULL };
+	struct reading r = { read_maps, pid, -1, 0, 0, 0, &m, NULL, NULL, NULL, 0 };
 	double maps = median_us(&r, &err);
 	printf("child with %zu mappings: maps %.0f us (%zu bytes)", m.n, maps,
 	       m.text.len);

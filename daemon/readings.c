@@ -13,6 +13,7 @@ union ck_buf {
 	struct pts_ck_begin begin;
 	struct pts_ck_user user;
 	struct pts_ck_cgroup cgroup;
+	struct pts_ck_rest rest;
 	struct pts_ck_vmas vmas;
 	struct pts_ck_runs runs;
 	struct pts_ck_name name;
@@ -161,6 +162,7 @@ static void read_one(struct readings *rd, struct ingest *g,
 	struct procfs_image img = {
 		.written = want->written,
 		.names = want->vmas >= QUERY_VMAS_MIN ? rd->names : NULL,
+		.rest = want->rest,
 	};
 	struct feed f = { .g = g, .pid = want->pid };
 	const struct readings_gate *gate = &rd->gate;
@@ -194,15 +196,21 @@ static void read_one(struct readings *rd, struct ingest *g,
 		memcpy(f.r.cgroup.path, cgroup, len);
 		emit(&f, PTS_CK_CGROUP, sizeof(f.r.cgroup) + len);
 	}
-	if (!err) {
+	if (!err && !img.at_rest) {
 		emit_names(&f, &img);
 		emit_vmas(&f, &img);
 		emit_runs(&f, &img);
 	}
+	/* A traced call that ran meanwhile ran: no rest to compare with. */
+	if (!err && img.rest && !raced) {
+		f.r.rest = (struct pts_ck_rest){ .mark = img.rest };
+		emit(&f, PTS_CK_REST, sizeof(f.r.rest));
+	}
 	f.r.end = (struct pts_ck_end){
 		.vmpte_kb = err ? -1 : (int64_t)img.status.vmpte_kb,
 		.flags = (!err && img.stable ? PTS_CK_STABLE : 0) |
-			  (raced ? PTS_CK_RACED : 0),
+			  (raced ? PTS_CK_RACED : 0) |
+			  (!err && img.at_rest ? PTS_CK_AT_REST : 0),
 		.err = err,
 	};
 	emit(&f, PTS_CK_END, sizeof(f.r.end));

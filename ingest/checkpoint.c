@@ -38,6 +38,28 @@ static bool runs_fit_vmpte(const struct ck_accum *ck,
 	return true;
 }
 
+/* The reading's mappings and pages, into the worlds. */
+static void apply_reading(struct ingest *g, struct session *s)
+{
+	struct ck_accum *ck = &s->ck;
+	uint32_t pid = (uint32_t)s->pid;
+	/* Records may come before the first reading (the process runs on
+	 * after its HELLO): their sites, made without a code map, are
+	 * placed with this one. */
+	bool first = !s->code.n;
+	ingest_code_map_set(&s->code, ck->vma, ck->nvma);
+	if (first)
+		ingest_site_ranges_place(&s->sites, &g->callsites, &s->code);
+	s->in_checkpoint = true;
+	ingest_reconcile(g, s, ck->vma, ck->nvma);
+	for (size_t k = 0; k < g->ws->n; k++)
+		if (mm_observe(g->ws->w[k], pid, 0, MM_TASK_SIZE, ck->run,
+			       ck->nrun) < 0)
+			ingest_session_refused(g, s,
+					       mm_world_error(g->ws->w[k]));
+	s->in_checkpoint = false;
+}
+
 /* The end of a reading: the worlds take it, and the session keeps what
  * the kernel said beside what the model says. */
 static void ck_end(struct ingest *g, struct session *s,
@@ -45,7 +67,13 @@ static void ck_end(struct ingest *g, struct session *s,
 {
 	struct ck_accum *ck = &s->ck;
 	uint32_t pid = (uint32_t)s->pid;
+	bool at_rest = e->flags & PTS_CK_AT_REST;
 	ck->open = false;
+	ck->rest_last = 0;
+	if (!at_rest)
+		ck->nvma_last = ck->nvma;
+	else
+		g->stream.readings_at_rest++;
 	if (ck->reason == PTS_CK_RESYNC) {
 		s->last.resyncs++;
 		g->stream.resyncs++;
@@ -63,21 +91,14 @@ static void ck_end(struct ingest *g, struct session *s,
 		s->in_checkpoint = false;
 		return;
 	}
-	/* Records may come before the first reading (the process runs on
-	 * after its HELLO): their sites, made without a code map, are
-	 * placed with this one. */
-	bool first = !s->code.n;
-	ingest_code_map_set(&s->code, ck->vma, ck->nvma);
-	if (first)
-		ingest_site_ranges_place(&s->sites, &g->callsites, &s->code);
-	s->in_checkpoint = true;
-	ingest_reconcile(g, s, ck->vma, ck->nvma);
-	for (size_t k = 0; k < g->ws->n; k++)
-		if (mm_observe(g->ws->w[k], pid, 0, MM_TASK_SIZE, ck->run,
-			       ck->nrun) < 0)
-			ingest_session_refused(g, s,
-					       mm_world_error(g->ws->w[k]));
-	s->in_checkpoint = false;
+	/* At rest since its last reading, it has the mappings and pages
+	 * that reading gave the model: only VmPTE is new. */
+	uint64_t refused = s->last.refused;
+	if (!at_rest)
+		apply_reading(g, s);
+	/* A refused reading owes another, which must read. */
+	if (s->last.refused == refused)
+		ck->rest_last = ck->rest;
 	/* Its last reading (it said PTS_EXIT, and exits once acked): from
 	 * now on the pages it shared turn exclusive in the others without
 	 * a write, before its session ends (mm_exiting). */
@@ -193,10 +214,16 @@ uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
 		*ck = (struct ck_accum){ .open = true, .vma = ck->vma,
 					 .cap_vma = ck->cap_vma, .run = ck->run,
 					 .cap_run = ck->cap_run,
+					 .rest_last = ck->rest_last,
+					 .nvma_last = ck->nvma_last,
 					 .reason = ((const struct pts_ck_begin *)h)->reason,
 					 .begun_ns = h->time_ns };
 		/* inside the reading: its held EXIT reads nothing */
 		return adopt(g, s);
+	case PTS_CK_REST:
+		if (ck->open)
+			ck->rest = ((const struct pts_ck_rest *)h)->mark;
+		return 0;
 	case PTS_CK_VMAS:
 	case PTS_CK_RUNS:
 		gather(g, ck, h);

@@ -340,6 +340,10 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 	const struct pts_hdr *h = &r->h;
 	g->stream.records++;
 	s->last.records++;
+	/* The model moves past the last reading (the record may be older
+	 * than that reading, come later on another connection): the next
+	 * reading reads, at rest or not. */
+	s->ck.rest_last = 0;
 	/* A gap in the numbers: records the shim could not send.  Counted
 	 * here, where a replay of the trace counts them too. */
 	if (h->seq > s->applied_seq + 1) {
@@ -476,8 +480,10 @@ static void apply(struct ingest *g, int32_t pid, uint32_t conn, const void *rec,
 		: ingest_session_of_conn(g, conn);
 	switch (h->type) {
 	case PTS_FAULT:
-		if (s)
+		if (s) {
+			s->ck.rest_last = 0; /* as a shim's record */
 			ingest_apply_fault(g, s, (const struct pts_fault *)r);
+		}
 		return;
 	case PTS_FAULT_MODE: {
 		const struct pts_fault_mode *m = (const struct pts_fault_mode *)r;

@@ -151,6 +151,8 @@ struct ingest_reading {
 			  * cow-pte world is fed (procfs_image.written) */
 	size_t vmas;     /* its mappings at its last reading (a forked
 			  * child not read yet: its parent's); 0: unknown */
+	uint64_t rest;   /* its mark at its last reading (PTS_CK_REST),
+			  * 0: none: procfs_image.rest */
 };
 /* Every process's /proc is owed now: on the daemon's timer, and at the
  * end of a run. */
@@ -160,7 +162,8 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out);
 /* Whether r is still wanted, once what the process sent before it has
  * been applied (the daemon drains its ring first): not when the process
  * has left the model.  The readings owed for it since are r (its reason
- * may change: an EXIT's, say). */
+ * may change: an EXIT's, say), and its mark is the one left once those
+ * records are applied. */
 bool ingest_reading_wanted(struct ingest *g, struct ingest_reading *r);
 /* One record of a reading the caller made of pid (PTS_CK_BEGIN, ...,
  * PTS_CK_END), applied and traced as a replay applies it. */

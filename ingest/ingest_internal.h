@@ -45,6 +45,9 @@ struct ck_accum {
 	bool open;
 	uint32_t reason;
 	uint64_t begun_ns;       /* when the last reading began */
+	uint64_t rest;           /* this reading's PTS_CK_REST mark, 0: none */
+	uint64_t rest_last;      /* the last reading's (ingest_reading.rest) */
+	size_t nvma_last;        /* mappings the last reading that read them saw */
 	struct pts_ck_vma *vma;
 	size_t nvma, cap_vma;
 	struct mm_run *run;

@@ -85,9 +85,9 @@ static bool wants_written(const struct ingest *g)
 static size_t vmas_of(struct ingest *g, const struct session *s)
 {
 	const struct session *p;
-	if (!s->ck.nvma && s->ppid && (p = ingest_session_of(g, s->ppid)))
-		return p->ck.nvma;
-	return s->ck.nvma;
+	if (!s->ck.nvma_last && s->ppid && (p = ingest_session_of(g, s->ppid)))
+		return p->ck.nvma_last;
+	return s->ck.nvma_last;
 }
 
 bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
@@ -101,7 +101,8 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 		}
 		*out = (struct ingest_reading){ s->pid, o->reason, s->uid,
 						s->last.proc.cgroup,
-						wants_written(g), vmas_of(g, s) };
+						wants_written(g), vmas_of(g, s),
+						s->ck.rest_last };
 		if (o->kind == OWED_ALL_ADOPT) {
 			o->kind = OWED_ALL; /* the same entry again, after */
 			if (s->hello_seq && !s->in_model) {
@@ -140,6 +141,7 @@ bool ingest_reading_wanted(struct ingest *g, struct ingest_reading *r)
 	const struct session *s = ingest_session_of(g, r->pid);
 	if (!s)
 		return false;
+	r->rest = s->ck.rest_last; /* none if the ring held records */
 	for (size_t i = g->next_owed; i < g->nowed; i++) {
 		struct owed *o = &g->owed[i];
 		if (o->pid != r->pid || o->kind != OWED_ONE)

@@ -28,6 +28,7 @@ static size_t body_size(uint16_t type)
 	case PTS_CK_USER: return sizeof(struct pts_ck_user);
 	case PTS_CK_BUILD_ID: return sizeof(struct pts_ck_build_id);
 	case PTS_CK_CGROUP: return sizeof(struct pts_ck_cgroup);
+	case PTS_CK_REST: return sizeof(struct pts_ck_rest);
 	case PTS_CONN_OPEN: case PTS_CONN_CLOSE: return sizeof(struct pts_conn);
 	case PTS_FAULT: return sizeof(struct pts_fault);
 	case PTS_FAULT_MODE: return sizeof(struct pts_fault_mode);
@@ -101,6 +102,8 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 		return "an unterminated string";
 	if (h->type == PTS_CK_END && ((const struct pts_ck_end *)r)->vmpte_kb < -1)
 		return "a VmPTE below -1 (unknown)";
+	if (h->type == PTS_CK_REST && !((const struct pts_ck_rest *)r)->mark)
+		return "a rest mark of 0";
 	if (h->type == PTS_CK_BUILD_ID &&
 	    (!((const struct pts_ck_build_id *)r)->len ||
 	     ((const struct pts_ck_build_id *)r)->len > PTS_BUILD_ID_MAX))

@@ -118,7 +118,10 @@ static int maps_read(int pid, const struct procfs_fs_table *fs,
 }
 
 /* status, the mappings, their pages, and status again through the same
- * fd: VmPTE unmoved across the reading makes it stable. */
+ * fd: VmPTE unmoved across the reading makes it stable, and the mark
+ * unmoved says the process did not run meanwhile.  A process still at
+ * rest since its last reading (the mark it came with) is not read
+ * further: an idle one costs its status alone (docs/procfs.md). */
 static int read_with(int pid, int status_fd, struct procfs_text *t,
 		     const struct procfs_fs_table *fs, struct procfs_image *img)
 {
@@ -127,6 +130,11 @@ static int read_with(int pid, int status_fd, struct procfs_text *t,
 		return r;
 	if (!img->status.has_mm)
 		return -ENODATA;
+	img->at_rest = img->rest && img->status.rest == img->rest;
+	if (img->at_rest) {
+		img->stable = true;
+		return 0;
+	}
 	if ((r = maps_read(pid, fs, img)))
 		return r;
 	int fd = procfs_pagemap_open(pid);
@@ -142,6 +150,7 @@ static int read_with(int pid, int status_fd, struct procfs_text *t,
 	if (!after.has_mm)
 		return -ESRCH;
 	img->stable = after.vmpte_kb == img->status.vmpte_kb;
+	img->rest = after.rest == img->status.rest ? after.rest : 0;
 	return 0;
 }
 
@@ -161,10 +170,15 @@ static int read_once(int pid, const struct procfs_fs_table *fs,
 int procfs_image_read(int pid, const struct procfs_fs_table *fs,
 		      struct procfs_image *img)
 {
+	uint64_t rest = img->rest;
 	int r;
-	for (int i = 0; i < READ_TRIES; i++)
+	for (int i = 0; i < READ_TRIES; i++) {
+		img->rest = rest;
 		if ((r = read_once(pid, fs, img)) || img->stable)
 			break;
+	}
+	if (r)
+		img->rest = 0;
 	return r;
 }
 

@@ -24,6 +24,14 @@ struct procfs_image {
 	/* In: the paths known (names.c), for maps read through PROCMAP_QUERY
 	 * where the kernel has it; NULL: maps read as text. */
 	struct procfs_names *names;
+	/* In: the process's mark (procfs_status.rest) at its last reading,
+	 * 0: none.  Out: its mark for the next one, 0 when it ran while it
+	 * was read (or does not rest). */
+	uint64_t rest;
+	/* Out: it still had the mark it came with: it has not run since its
+	 * last reading, which holds; status alone was read (no maps, no
+	 * runs), and is stable. */
+	bool at_rest;
 };
 
 /* The paths of file objects, kept from one reading to the next. */

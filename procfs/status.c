@@ -36,8 +36,45 @@ static bool parse_i32(struct procfs_cursor *line, int32_t *out)
 	return true;
 }
 
+/* The lines that change when the process runs, or that say it has more
+ * than its one thread, and those that tell it from another process (a
+ * later one with its pid): they make its mark (procfs_status.rest). */
+static bool marks_rest(const struct procfs_cursor *line)
+{
+	static const char *const prefixes[] = {
+		"Vm", "Rss", "HugetlbPages:", "Threads:",
+		"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:",
+		"Name:", "PPid:", "Uid:", "Gid:",
+	};
+	size_t len = (size_t)(line->end - line->p);
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+		if (len >= n && !memcmp(line->p, prefixes[i], n))
+			return true;
+	}
+	return false;
+}
+
+/* FNV-1a, then a final mix: the mark of two readings differs when a
+ * counter does (a collision is a chance of 2^-64). */
+static uint64_t mark_line(uint64_t h, const struct procfs_cursor *line)
+{
+	for (const char *c = line->p; c < line->end; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
+	return (h ^ '\n') * 0x100000001b3ULL;
+}
+
+static uint64_t mark_end(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
 /* One line; the field it filled, 0 for a line not needed, -1 if malformed. */
-static int status_line(struct procfs_cursor *line, struct procfs_status *out)
+static int status_line(struct procfs_cursor *line, struct procfs_status *out,
+		       uint32_t *threads)
 {
 	uint64_t v;
 
@@ -71,6 +108,11 @@ static int status_line(struct procfs_cursor *line, struct procfs_status *out)
 			return -1;
 		out->has_mm = true;
 	}
+	if (procfs_parse_key(line, "Threads")) {
+		if (!procfs_parse_dec(line, &v) || v > UINT32_MAX)
+			return -1;
+		*threads = (uint32_t)v;
+	}
 	return 0;
 }
 
@@ -80,15 +122,26 @@ int procfs_status_parse(const char *text, size_t len,
 	const char *pos = text;
 	struct procfs_cursor line;
 	unsigned seen = 0;
+	uint32_t threads = 0;
+	uint64_t mark = 0xcbf29ce484222325ULL;
 
 	*out = (struct procfs_status){ 0 };
 	while (procfs_next_line(&pos, text + len, &line)) {
-		int field = status_line(&line, out);
+		if (marks_rest(&line))
+			mark = mark_line(mark, &line);
+		int field = status_line(&line, out, &threads);
 		if (field < 0)
 			return -EPROTO;
 		seen |= (unsigned)field;
 	}
-	return seen == FIELDS_REQUIRED ? 0 : -EPROTO;
+	if (seen != FIELDS_REQUIRED)
+		return -EPROTO;
+	/* Asleep, alone in its address space (as far as status can say: a
+	 * vfork parent waits in D, not S): nothing changes its page tables
+	 * but the kernel (khugepaged, which moves VmPTE) while it sleeps. */
+	if (out->state == 'S' && threads == 1 && out->has_mm)
+		out->rest = mark_end(mark);
+	return 0;
 }
 
 int procfs_status_read(int pid, struct procfs_status *out)

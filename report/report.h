@@ -93,6 +93,9 @@ struct report_stream {
 	 * calls could not be held: docs/wire-protocol.md, Readings between
 	 * calls), taken as they came */
 	uint64_t readings_raced;
+	/* readings of a process found at rest since its last one: status
+	 * read alone, its mappings and pages taken as they were */
+	uint64_t readings_at_rest;
 	/* records on a connection a newer one of its process had replaced:
 	 * not applied, and no process's (it may have ended meanwhile) */
 	uint64_t superseded;

@@ -399,6 +399,7 @@ static void stream(struct json *j, const struct report *r)
 	json_member_u64(j, "refused", s->refused);
 	json_member_u64(j, "resyncs", s->resyncs);
 	json_member_u64(j, "readings_raced", s->readings_raced);
+	json_member_u64(j, "readings_at_rest", s->readings_at_rest);
 	json_member_u64(j, "superseded", s->superseded);
 	json_member_u64(j, "connections", s->connections);
 	json_member_u64(j, "connections_dropped", s->dropped);

@@ -48,6 +48,11 @@ struct procfs_status {
 	char state;    /* 'R', 'S', 'D', 'Z' (zombie), ... */
 	bool has_mm;   /* false for kernel threads and zombies */
 	uint64_t vmpte_kb; /* page-table memory; 0 when !has_mm */
+	/* A mark of what the process has done: its context switches and
+	 * memory sizes (the Vm*, Rss* and HugetlbPages lines), hashed; 0
+	 * unless it sleeps (S) with one thread.  The same mark at two
+	 * readings: it did not run between them (docs/procfs.md, "At rest"). */
+	uint64_t rest;
 	char name[PROCFS_NAME_MAX]; /* escaped as /proc shows it; truncated */
 };
 

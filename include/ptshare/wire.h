@@ -48,7 +48,8 @@ enum pts_rec_type {
 	PTS_CK_USER,    /* the process runs as another user than it did */
 	PTS_CK_BUILD_ID, /* the GNU build id of an object PTS_CK_NAME named */
 	PTS_CK_CGROUP,  /* the process is in another cgroup than it was */
-	PTS_CK_LAST = PTS_CK_CGROUP,
+	PTS_CK_REST,    /* its mark at rest, to know its next reading unchanged */
+	PTS_CK_LAST = PTS_CK_REST,
 	/* daemon-made, kept in traces: connections opening and closing */
 	PTS_CONN_OPEN = 112,
 	PTS_CONN_CLOSE,
@@ -370,15 +371,27 @@ struct pts_ck_cgroup {
 	char path[];          /* size = sizeof + len */
 };
 
+/* Within a reading: the process did not run while it was read, and rests
+ * (one thread, asleep); mark says how it was (procfs_status.rest), and a
+ * later reading that finds it so is PTS_CK_AT_REST.  None: it ran, or a
+ * reading at rest has no mark to compare with. */
+struct pts_ck_rest {
+	struct pts_hdr h;
+	uint64_t mark;        /* never 0 */
+};
+
 struct pts_ck_end {
 	struct pts_hdr h;
 	int64_t vmpte_kb;     /* -1 when /proc could not be read */
-	uint32_t flags;       /* PTS_CK_STABLE, PTS_CK_RACED */
+	uint32_t flags;       /* PTS_CK_STABLE, PTS_CK_RACED, PTS_CK_AT_REST */
 	int32_t err;          /* why it could not be read (negative errno) */
 };
 
 #define PTS_CK_STABLE 1u /* VmPTE did not change while it was read */
 #define PTS_CK_RACED 2u  /* a traced call of the process ran meanwhile */
+/* It had its last reading's PTS_CK_REST mark: it has not run since, and
+ * that reading's mappings and pages hold (none come with this one). */
+#define PTS_CK_AT_REST 4u
 
 /*
  * A live report (docs/report.md), on the daemon's report socket (a

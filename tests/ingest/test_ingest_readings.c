@@ -265,6 +265,96 @@ static void readings_owed_since_are_one(void **state)
 	assert_false(ingest_reading_next(f->g, &want));
 }
 
+/* A reading as the daemon makes it of a process that rests: BEGIN, its
+ * mapping v and page run unless it is at rest, the mark, END. */
+static int marked_reading(struct fixture *f, int32_t pid,
+			  const struct pts_ck_vma *v,
+			  const struct pts_ck_run *run, uint64_t mark,
+			  int64_t vmpte_kb)
+{
+	struct pts_ck_begin b = { .h = { .type = PTS_CK_BEGIN, .size = sizeof(b) },
+				  .pid = pid, .reason = PTS_CK_TIMER };
+	struct {
+		struct pts_ck_vmas h;
+		struct pts_ck_vma v;
+	} vmas = { .h = { .h = { .type = PTS_CK_VMAS, .size = sizeof(vmas) },
+			  .n = 1 } };
+	struct {
+		struct pts_ck_runs h;
+		struct pts_ck_run r;
+	} runs = { .h = { .h = { .type = PTS_CK_RUNS, .size = sizeof(runs) },
+			  .n = 1 } };
+	struct pts_ck_rest m = { .h = { .type = PTS_CK_REST, .size = sizeof(m) },
+				 .mark = mark };
+	struct pts_ck_end e = { .h = { .type = PTS_CK_END, .size = sizeof(e) },
+				.vmpte_kb = vmpte_kb,
+				.flags = PTS_CK_STABLE | (v ? 0 : PTS_CK_AT_REST) };
+	assert_int_equal(ingest_replay(f->g, pid, 0, &b, sizeof(b)), 0);
+	if (v) {
+		vmas.v = *v;
+		runs.r = *run;
+		assert_int_equal(ingest_replay(f->g, pid, 0, &vmas, sizeof(vmas)), 0);
+		assert_int_equal(ingest_replay(f->g, pid, 0, &runs, sizeof(runs)), 0);
+	}
+	int r = ingest_replay(f->g, pid, 0, &m, sizeof(m));
+	assert_int_equal(ingest_replay(f->g, pid, 0, &e, sizeof(e)), 0);
+	return r;
+}
+
+/* The mark a reading's PTS_CK_REST gave, asked back by the next one. */
+static uint64_t next_rest(struct fixture *f, int32_t pid)
+{
+	struct ingest_reading want;
+	ingest_checkpoint_all(f->g, PTS_CK_FINAL);
+	assert_true(ingest_reading_next(f->g, &want));
+	assert_int_equal(want.pid, pid);
+	assert_true(ingest_reading_wanted(f->g, &want));
+	return want.rest;
+}
+
+/* A reading at rest keeps the mappings and pages of the marked one before
+ * it (none come with it) and its mark; a reading without a mark, or one
+ * refused, leaves none; a mark of 0 is malformed. */
+static void reading_at_rest(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	uint32_t c = hello(f, 700, 0, &act);
+	assert_int_equal(next_rest(f, 700), 0);
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 4 * MIB,
+				.kind = MM_OBJ_ANON,
+				.prot = MM_PROT_READ | MM_PROT_WRITE };
+	struct pts_ck_run run = { BASE, BASE + 4096, 0, 0 };
+	checkpoint(f, 700, &v, 1, &run, 1, 12);
+	assert_int_equal(next_rest(f, 700), 0); /* no mark: it ran */
+	assert_int_equal(marked_reading(f, 700, &v, &run, 0x5eed, 12), 0);
+	assert_int_equal(ingest_report(f->g)->stream.readings_at_rest, 0);
+	assert_int_equal(next_rest(f, 700), 0x5eed);
+
+	struct mm_proc_stats st;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(marked_reading(f, 700, NULL, NULL, 0x5eed, 12), 0);
+	assert_int_equal(mm_proc_stats(f->ws.w[0], 700, &st), 0);
+	assert_int_equal(st.vmas, 1);
+	assert_int_equal(st.tables[PT_PTE], 1);
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->stream.readings_at_rest, 4);
+	assert_int_equal(r->finals_exact, 1);
+	assert_int_equal(final_of_pid(r, 700)->proc.vmpte_kb, 12);
+	assert_int_equal(next_rest(f, 700), 0x5eed);
+	/* A record applied since (sent before the reading, say, and come
+	 * later): the model moved, the next reading reads. */
+	mmap_rec(f, c, BASE + 8 * MIB, MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	assert_int_equal(next_rest(f, 700), 0);
+	assert_int_equal(marked_reading(f, 700, &v, &run, 0x5eed, 12), 0);
+	assert_int_equal(next_rest(f, 700), 0x5eed);
+
+	/* Read whole again (it ran): the mark goes with it. */
+	checkpoint(f, 700, &v, 1, &run, 1, 12);
+	assert_int_equal(next_rest(f, 700), 0);
+	assert_int_equal(marked_reading(f, 700, NULL, NULL, 0, 12), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +368,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(readings_owed_since_are_one, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(reading_at_rest, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("ingest_readings", tests, NULL, NULL);
 }

@@ -402,6 +402,43 @@ static void test_status_no_mm(void **state)
 	assert_int_equal(st.vmpte_kb, 0);
 }
 
+/* The mark at rest: a sleeping process with one thread has one, and it
+ * follows its counters and sizes; a running one, or one with threads, has
+ * none. */
+static void test_status_rest(void **state)
+{
+	static const char *const head =
+		"Name:\tsleeper\nState:\t%s\nTgid:\t9\nPid:\t9\nPPid:\t1\n"
+		"Uid:\t0\t0\t0\t0\nVmSize:\t%s kB\nVmRSS:\t 100 kB\n"
+		"VmPTE:\t 44 kB\nThreads:\t%s\nSigQ:\t%s/63\n"
+		"voluntary_ctxt_switches:\t%s\nnonvoluntary_ctxt_switches:\t0\n";
+	static const char *const cases[][5] = {
+		/* state, VmSize, Threads, SigQ, voluntary switches */
+		{ "S (sleeping)", "3060", "1", "0", "7" },
+		{ "S (sleeping)", "3060", "1", "1", "7" }, /* SigQ: not in it */
+		{ "S (sleeping)", "3060", "1", "0", "8" },
+		{ "S (sleeping)", "3064", "1", "0", "7" },
+		{ "R (running)", "3060", "1", "0", "7" },
+		{ "D (disk sleep)", "3060", "1", "0", "7" },
+		{ "S (sleeping)", "3060", "2", "0", "7" },
+	};
+	uint64_t mark[7];
+	for (size_t i = 0; i < 7; i++) {
+		char text[512];
+		struct procfs_status st;
+		snprintf(text, sizeof(text), head, cases[i][0], cases[i][1],
+			 cases[i][2], cases[i][3], cases[i][4]);
+		assert_int_equal(procfs_status_parse(text, strlen(text), &st), 0);
+		mark[i] = st.rest;
+	}
+	assert_true(mark[0] != 0);
+	assert_true(mark[1] == mark[0]);
+	assert_true(mark[2] != 0 && mark[2] != mark[0]);
+	assert_true(mark[3] != 0 && mark[3] != mark[0] && mark[3] != mark[2]);
+	for (size_t i = 4; i < 7; i++)
+		assert_true(mark[i] == 0);
+}
+
 static void test_status_long_name(void **state)
 {
 	char text[512];
@@ -448,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_smaps),
 		cmocka_unit_test(test_vma_mapping),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_status_rest),
 		cmocka_unit_test(test_status_no_mm),
 		cmocka_unit_test(test_status_long_name),
 		cmocka_unit_test(test_status_malformed),
