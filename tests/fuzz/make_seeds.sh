@@ -24,15 +24,24 @@ subject=$build/tests/run/run_subject
 seeds=$build/tests/fuzz/fuzz_seeds
 mkdir -p "$here/corpus/fuzz_trace" "$here/corpus/fuzz_ingest"
 
-# NAME CMD...: the workload's recording, turned into both seeds.
+# NAME INTERVAL CMD...: the workload's recording (timer readings every
+# INTERVAL seconds, 0: none), turned into both seeds.
+seed_every() {
+	name=$1
+	interval=$2
+	shift 2
+	# forktree waits for a line on stdin before its workers exit.
+	echo | "$build/bin/ptshare" run --interval "$interval" \
+		--record "$tmp/$name" -o "$tmp/$name.txt" -- "$@" >/dev/null
+	"$seeds" trace "$tmp/$name" "$here/corpus/fuzz_trace/$name" 4
+	"$seeds" ops "$tmp/$name" "$here/corpus/fuzz_ingest/$name" 4
+}
+
+# NAME CMD...: the same, without a timer.
 seed() {
 	name=$1
 	shift
-	# forktree waits for a line on stdin before its workers exit.
-	echo | "$build/bin/ptshare" run --interval 0 --record "$tmp/$name" \
-		-o "$tmp/$name.txt" -- "$@" >/dev/null
-	"$seeds" trace "$tmp/$name" "$here/corpus/fuzz_trace/$name" 4
-	"$seeds" ops "$tmp/$name" "$here/corpus/fuzz_ingest/$name" 4
+	seed_every "$name" 0 "$@"
 }
 
 seed forktree "$subject" forktree
@@ -46,4 +55,7 @@ seed own_uffd "$build/tests/faults/own_uffd_subject" nowait
 seed shell sh -c 'ls -l /usr/lib | sort -r | head -3 >/dev/null'
 # PTS_CK_BUILD_ID records: the program's and its libraries' build ids.
 seed build_ids "$build/tests/callsite/callsite_subject"
+# PTS_CK_REST and readings PTS_CK_AT_REST: a shell and its sleep, asleep
+# across timer readings.
+seed_every at_rest 1 sh -c 'sleep 2.5'
 ls -l "$here/corpus"/*
