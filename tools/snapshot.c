@@ -78,8 +78,8 @@ static int read_once(struct snapshot *s, const struct snapshot_plan *plan,
 		     struct report *rep)
 {
 	char err[256];
-	int r = snapshot_read(s, plan->policies, (int)plan->pid, plan->tree, err,
-			      sizeof(err));
+	int r = snapshot_read(s, plan->policies, (int)plan->pid, plan->tree,
+			      NULL, err, sizeof(err));
 	if (r && r != -ENOMEM) {
 		fprintf(stderr, "ptshare snapshot: %s\n", err);
 		return 1;

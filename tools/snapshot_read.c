@@ -88,15 +88,87 @@ static int load(struct mm_worlds *ws, const struct procfs_image *img,
 	return 0;
 }
 
-/* Reads pid and puts it into the worlds: 0, or 1 when it is not modelled. */
-static int take(struct snapshot *s, int pid)
+/* A process's last whole reading, while it rests. */
+struct cached {
+	int pid;
+	uint64_t start;          /* procfs_start_time: this process */
+	uint32_t view;           /* the last snapshot that read it */
+	struct procfs_image img; /* its mark in img.rest */
+};
+
+static bool cached_is(const void *item, const void *key)
+{
+	return ((const struct cached *)item)->pid == *(const int *)key;
+}
+
+static struct cached *cached_of(struct snapshot_cache *c, int pid)
+{
+	return c ? ptr_map_get(&c->procs, ptr_map_hash((uint64_t)pid),
+			       cached_is, &pid)
+		 : NULL;
+}
+
+static void cached_drop(struct snapshot_cache *c, struct cached *e)
+{
+	if (!e)
+		return;
+	ptr_map_del(&c->procs, ptr_map_hash((uint64_t)e->pid), e);
+	procfs_image_free(&e->img);
+	free(e);
+}
+
+/* After pid's reading img (r its outcome), the cache keeps it while it
+ * rests, in e (or a new entry), and drops e otherwise.  img is the
+ * cache's then. */
+static void cache_keep(struct snapshot_cache *c, struct cached *e, int pid,
+		       uint64_t start, struct procfs_image *img, int r)
+{
+	if (!c || (e && img->at_rest))
+		return;
+	if (r || !img->rest || !start) {
+		cached_drop(c, e);
+		return;
+	}
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))))
+			return;
+		if (ptr_map_put(&c->procs, ptr_map_hash((uint64_t)pid), e)) {
+			free(e);
+			return;
+		}
+	}
+	procfs_image_free(&e->img);
+	*e = (struct cached){ pid, start, c->views, *img };
+	*img = (struct procfs_image){ 0 };
+}
+
+/* Reads pid and puts it into the worlds: 0, or 1 when it is not modelled.
+ * From the cache when it rests since the cache's reading of it. */
+static int take(struct snapshot *s, struct snapshot_cache *cache, int pid)
 {
 	struct procfs_image img = { 0 };
 	char err[256];
+	uint64_t start = 0;
+	struct cached *e = cached_of(cache, pid);
+	/* That process, not a later one given its pid. */
+	if (cache && procfs_start_time(pid, &start))
+		start = 0;
+	if (e && e->start != start) {
+		cached_drop(cache, e);
+		e = NULL;
+	}
+	img.rest = e ? e->img.rest : 0;
 	int r = procfs_image_read(pid, procfs_fs_cache_get(&s->fs, pid), &img);
+	const struct procfs_image *use = &img;
+	if (!r && img.at_rest) {
+		e->img.status = img.status;
+		e->view = cache->views;
+		use = &e->img;
+		s->at_rest++;
+	}
 	if (r == -ENODATA) /* kernel thread, zombie: nothing to model */
 		goto out;
-	if (!r && (r = load(&s->ws, &img, err, sizeof(err)))) {
+	if (!r && (r = load(&s->ws, use, err, sizeof(err)))) {
 		char what[sizeof(((struct report_skip *)0)->what)];
 		snprintf(what, sizeof(what), "model refused it: %.100s", err);
 		r = skip(s, pid, r, what) ? -ENOMEM : 1;
@@ -107,7 +179,7 @@ static int take(struct snapshot *s, int pid)
 		goto out;
 	}
 	if (grow_array((void **)&s->procs, &s->cap_procs, s->nprocs + 1,
-		       sizeof(*s->procs)) || add_names(s, &img.maps)) {
+		       sizeof(*s->procs)) || add_names(s, &use->maps)) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -123,8 +195,35 @@ static int take(struct snapshot *s, int pid)
 	if (procfs_cgroup_read(pid, p->cgroup, sizeof(p->cgroup)))
 		*p->cgroup = '\0'; /* no cgroup v2, or gone meanwhile */
 out:
+	cache_keep(cache, e, pid, start, &img, r);
 	procfs_image_free(&img);
 	return r;
+}
+
+/* The processes the last snapshot did not read (gone, or not asked for)
+ * leave the cache. */
+static void cache_sweep(struct snapshot_cache *c)
+{
+	for (size_t i = 0; i < c->procs.cap;) {
+		struct cached *e = c->procs.slot[i].item;
+		if (e && e->view != c->views)
+			cached_drop(c, e); /* may move another into slot i */
+		else
+			i++;
+	}
+}
+
+void snapshot_cache_free(struct snapshot_cache *c)
+{
+	for (size_t i = 0; i < c->procs.cap; i++) {
+		struct cached *e = c->procs.slot[i].item;
+		if (e) {
+			procfs_image_free(&e->img);
+			free(e);
+		}
+	}
+	ptr_map_free(&c->procs);
+	*c = (struct snapshot_cache){ 0 };
 }
 
 /* pid and, with tree, every descendant, found through PPid. */
@@ -178,9 +277,12 @@ void snapshot_free(struct snapshot *s)
 }
 
 int snapshot_read(struct snapshot *s, const char *policies, int pid,
-		  bool tree, char *err, size_t errlen)
+		  bool tree, struct snapshot_cache *cache, char *err,
+		  size_t errlen)
 {
 	*s = (struct snapshot){ 0 };
+	if (cache)
+		cache->views++;
 	if (mm_worlds_init(&s->ws, policies, err, errlen))
 		return -EINVAL;
 	struct procfs_pids pids = { 0 };
@@ -192,7 +294,9 @@ int snapshot_read(struct snapshot *s, const char *policies, int pid,
 	}
 	for (size_t i = 0; !r && i < pids.n; i++)
 		if (pids.pids[i] != getpid())
-			r = take(s, pids.pids[i]) == -ENOMEM ? -ENOMEM : 0;
+			r = take(s, cache, pids.pids[i]) == -ENOMEM ? -ENOMEM : 0;
+	if (cache)
+		cache_sweep(cache);
 	if (r == -ENOMEM || (r && r != -ESRCH && r != -EINVAL))
 		snprintf(err, errlen, "%s", strerror(-r));
 	procfs_pids_free(&pids);

@@ -69,6 +69,9 @@ struct top {
 	struct top_view view;
 	const char *listen;  /* --listen ADDR, or NULL */
 	struct top_http http;
+	/* The idle processes' readings, taken again while they rest: an
+	 * idle process costs a refresh its status, not its maps and pages. */
+	struct snapshot_cache cache;
 };
 
 static volatile sig_atomic_t ended, resized;
@@ -97,7 +100,9 @@ static int refresh(struct top *t)
 	struct snapshot s;
 	struct report rep;
 	char err[256];
-	int r = snapshot_read(&s, t->policies, t->pid, t->tree, err, sizeof(err));
+	int r = snapshot_read(&s, t->policies, t->pid, t->tree, &t->cache, err,
+			      sizeof(err));
+	t->view.at_rest = s.at_rest;
 	if (!r && snapshot_report(&s, t->by, MM_SPAN(PT_PTE), &rep)) {
 		r = -ENOMEM;
 		snprintf(err, sizeof(err), "out of memory");
@@ -288,6 +293,7 @@ int cmd_top(int argc, char **argv)
 		r = isatty(STDOUT_FILENO) ? live(&t)
 		    : t.listen ? loop(&t, NULL) : once(&t);
 	top_http_close(&t.http);
+	snapshot_cache_free(&t.cache);
 	if (t.have)
 		report_free(&t.rep);
 	return r;

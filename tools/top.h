@@ -24,6 +24,7 @@ struct top_view {
 	enum top_sort sort;
 	size_t rows;     /* 0: all */
 	unsigned every_s; /* the refresh, as the header says it */
+	size_t at_rest;  /* processes asleep since the refresh before */
 	bool keys;       /* the header says the keys */
 };
 

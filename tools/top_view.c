@@ -115,6 +115,8 @@ static void header(FILE *f, const struct report *r, const struct top_view *v)
 		v->every_s, r->nrows);
 	if (r->nskips)
 		fprintf(f, " (%zu not readable)", r->nskips);
+	if (v->at_rest)
+		fprintf(f, ", %zu idle since the last refresh", v->at_rest);
 	fprintf(f, ", VmPTE %s\n", report_human(r->kernel_kb * 1024, a, sizeof(a)));
 	if (v->keys)
 		fprintf(f, "keys: s sort (%s), p policy (%s), g group (%s), q quit\n",

@@ -61,6 +61,10 @@ int procfs_status_parse(const char *text, size_t len,
 			struct procfs_status *out);
 /* VmPTE alone; -ENODATA when the process has no address space. */
 int procfs_vmpte_kb(int pid, uint64_t *kb);
+/* When pid started (clock ticks after boot, /proc/PID/stat's starttime):
+ * a process, and not a later one given its pid, is its pid and this. */
+int procfs_start_time(int pid, uint64_t *ticks);
+int procfs_start_parse(const char *text, size_t len, uint64_t *ticks);
 
 /* The cgroup v2 path of pid ("/system.slice/nginx.service": a container
  * or a systemd service is its cgroup), from /proc/PID/cgroup's "0::" line,

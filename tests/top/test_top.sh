@@ -6,7 +6,8 @@
 # that.
 #   - stdout not a terminal: one table, no escape sequence, a row per
 #     process, its VmPTE /proc's, its saving 177 kB;
-#   - in tmux: the same rows, refreshed every second (the clock moves); p
+#   - in tmux: the same rows, refreshed every second (the clock moves), the
+#     4 idle processes read again from their status alone; p
 #     shows the next policy, s sorts by the next column, g groups by
 #     command (one group of 4), q ends it, the terminal restored and
 #     nothing said on stderr; -n 2 ends by itself.
@@ -74,6 +75,10 @@ sleep 2.2
 screen
 [ "$(grep -o 'ptshare top - [0-9:]*' "$tmp/screen")" != "$first" ] ||
 	fail "not refreshed in 2 s: $first"
+# The 4 hold still: a refresh takes their readings again from their
+# status alone (docs/procfs.md, At rest), and the figures stay exact.
+grep -q ", 4 idle since the last refresh," "$tmp/screen" ||
+	fail "not read at rest: $(head -1 "$tmp/screen")"
 check_rows "$tmp/screen"
 keys p
 wait_for "> aslr-tolerant"
