@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include <cmocka.h>
@@ -439,6 +440,22 @@ static void test_status_rest(void **state)
 		assert_true(mark[i] == 0);
 }
 
+/* stat's starttime, the 22nd field, counted from the last ')' of the
+ * command, which may hold blanks and parentheses. */
+static void test_start_time(void **state)
+{
+	static const char line[] =
+		"42 (we ird) (x) S 1 42 42 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 "
+		"1 0 987654 1234 56\n";
+	uint64_t t = 0;
+	assert_int_equal(procfs_start_parse(line, strlen(line), &t), 0);
+	assert_int_equal(t, 987654);
+	assert_int_equal(procfs_start_parse(line, 40, &t), -EPROTO);
+	assert_int_equal(procfs_start_parse("42 no parenthesis", 17, &t), -EPROTO);
+	assert_int_equal(procfs_start_time(getpid(), &t), 0);
+	assert_true(t > 0);
+}
+
 static void test_status_long_name(void **state)
 {
 	char text[512];
@@ -486,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_vma_mapping),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_status_rest),
+		cmocka_unit_test(test_start_time),
 		cmocka_unit_test(test_status_no_mm),
 		cmocka_unit_test(test_status_long_name),
 		cmocka_unit_test(test_status_malformed),
