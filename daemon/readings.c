@@ -162,7 +162,6 @@ static void read_one(struct readings *rd, struct ingest *g,
 	struct procfs_image img = {
 		.written = want->written,
 		.names = want->vmas >= QUERY_VMAS_MIN ? rd->names : NULL,
-		.rest = want->rest,
 	};
 	struct feed f = { .g = g, .pid = want->pid };
 	const struct readings_gate *gate = &rd->gate;
@@ -172,6 +171,9 @@ static void read_one(struct readings *rd, struct ingest *g,
 		gate->let_go(gate->arg, want->pid, mark);
 		return;
 	}
+	/* As the records its ring held leave them (ingest_reading_wanted). */
+	img.rest = want->rest;
+	img.last = want->reason == PTS_CK_EXIT;
 	int err = procfs_image_read(
 		want->pid, procfs_fs_cache_get(&rd->fs, want->pid), &img);
 	char cgroup[PTS_CGROUP_MAX + 1];

@@ -117,6 +117,25 @@ static int maps_read(int pid, const struct procfs_fs_table *fs,
 	return procfs_maps_read(pid, fs, 0, &img->maps);
 }
 
+/*
+ * The mark of a process at rest (procfs_image.rest): its status's, and
+ * how long it has run.  status cannot tell a task it caught on its way to
+ * sleep (S already, still on its CPU), woken before it switched out, from
+ * one that slept, nor count the switches of one that never switched out
+ * again; its run time moves whenever it ran.  0: it does not rest.
+ */
+static uint64_t rest_mark(int pid, const struct procfs_status *st)
+{
+	uint64_t ns, h;
+	if (!st->rest || procfs_runtime_ns(pid, &ns))
+		return 0;
+	h = st->rest ^ (ns * 0x9e3779b97f4a7c15ULL);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
 /* status, the mappings, their pages, and status again through the same
  * fd: VmPTE unmoved across the reading makes it stable, and the mark
  * unmoved says the process did not run meanwhile.  A process still at
@@ -130,7 +149,9 @@ static int read_with(int pid, int status_fd, struct procfs_text *t,
 		return r;
 	if (!img->status.has_mm)
 		return -ENODATA;
-	img->at_rest = img->rest && img->status.rest == img->rest;
+	uint64_t mark = img->rest || !img->last ? rest_mark(pid, &img->status)
+						 : 0;
+	img->at_rest = img->rest && mark == img->rest;
 	if (img->at_rest) {
 		img->stable = true;
 		return 0;
@@ -150,7 +171,9 @@ static int read_with(int pid, int status_fd, struct procfs_text *t,
 	if (!after.has_mm)
 		return -ESRCH;
 	img->stable = after.vmpte_kb == img->status.vmpte_kb;
-	img->rest = after.rest == img->status.rest ? after.rest : 0;
+	img->rest = mark && after.rest == img->status.rest &&
+			    rest_mark(pid, &after) == mark
+		    ? mark : 0;
 	return 0;
 }
 

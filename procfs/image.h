@@ -32,6 +32,8 @@ struct procfs_image {
 	 * last reading, which holds; status alone was read (no maps, no
 	 * runs), and is stable. */
 	bool at_rest;
+	/* In: its last reading (it exits once read): no mark for a next. */
+	bool last;
 };
 
 /* The paths of file objects, kept from one reading to the next. */

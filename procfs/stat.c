@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* /proc/PID/stat: when the process started, which tells it from a later
- * one given its pid. */
+ * one given its pid; /proc/PID/schedstat: how long it has run. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +35,18 @@ int procfs_start_time(int pid, uint64_t *ticks)
 	int err = procfs_read_file(pid, "stat", &t, false);
 	if (!err)
 		err = procfs_start_parse(t.data, t.len, ticks);
+	free(t.data);
+	return err;
+}
+
+int procfs_runtime_ns(int pid, uint64_t *ns)
+{
+	struct procfs_text t = { 0 };
+	int err = procfs_read_file(pid, "schedstat", &t, false);
+	if (!err) {
+		struct procfs_cursor c = { t.data, t.data + t.len };
+		err = procfs_parse_dec(&c, ns) ? 0 : -EPROTO;
+	}
 	free(t.data);
 	return err;
 }

@@ -50,8 +50,9 @@ struct procfs_status {
 	uint64_t vmpte_kb; /* page-table memory; 0 when !has_mm */
 	/* A mark of what the process has done: its context switches and
 	 * memory sizes (the Vm*, Rss* and HugetlbPages lines), hashed; 0
-	 * unless it sleeps (S) with one thread.  The same mark at two
-	 * readings: it did not run between them (docs/procfs.md, "At rest"). */
+	 * unless it sleeps (S) with one thread.  With its run time, the mark
+	 * of a reading at rest (procfs_image.rest, docs/procfs.md, "At
+	 * rest"). */
 	uint64_t rest;
 	char name[PROCFS_NAME_MAX]; /* escaped as /proc shows it; truncated */
 };
@@ -65,6 +66,10 @@ int procfs_vmpte_kb(int pid, uint64_t *kb);
  * a process, and not a later one given its pid, is its pid and this. */
 int procfs_start_time(int pid, uint64_t *ticks);
 int procfs_start_parse(const char *text, size_t len, uint64_t *ticks);
+/* The CPU time pid's main thread has run, in ns (/proc/PID/schedstat's
+ * first field): the scheduler adds to it at every tick and every pass
+ * through schedule() of the task, so it moves whenever the task ran. */
+int procfs_runtime_ns(int pid, uint64_t *ns);
 
 /* The cgroup v2 path of pid ("/system.slice/nginx.service": a container
  * or a systemd service is its cgroup), from /proc/PID/cgroup's "0::" line,
