@@ -343,7 +343,16 @@ static void reading_at_rest(void **state)
 	assert_int_equal(final_of_pid(r, 700)->proc.vmpte_kb, 12);
 	assert_int_equal(next_rest(f, 700), 0x5eed);
 	/* A record applied since (sent before the reading, say, and come
-	 * later): the model moved, the next reading reads. */
+	 * later, or held in the ring the reading drains first): the model
+	 * moved, the next reading reads. */
+	struct ingest_reading want;
+	ingest_checkpoint_all(f->g, PTS_CK_FINAL);
+	assert_true(ingest_reading_next(f->g, &want));
+	assert_int_equal(want.rest, 0x5eed);
+	mmap_rec(f, c, BASE + 8 * MIB, MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+	assert_true(ingest_reading_wanted(f->g, &want));
+	assert_int_equal(want.rest, 0);
+	assert_int_equal(marked_reading(f, 700, &v, &run, 0x5eed, 12), 0);
 	mmap_rec(f, c, BASE + 8 * MIB, MIB, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
 	assert_int_equal(next_rest(f, 700), 0);
 	assert_int_equal(marked_reading(f, 700, &v, &run, 0x5eed, 12), 0);
