@@ -29,13 +29,7 @@ trap cleanup EXIT
 	--group-by command --policy mccracken-2005,aslr-tolerant \
 	>"$tmp/top.out" 2>"$tmp/top.err" &
 top_pid=$!
-i=0
-until grep -q 'serving http://' "$tmp/top.err"; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || fail "top does not serve: $(cat "$tmp/top.err")"
-	sleep 0.1
-done
-url=$(sed -n 's/^ptshare top: serving //p' "$tmp/top.err")
+url=$(top_url "$tmp/top.err")
 target=${url#http://}
 target=${target%/metrics}
 case $target in 127.0.0.1:*) ;; *) fail "not on loopback: $url" ;; esac

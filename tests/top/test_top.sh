@@ -90,12 +90,7 @@ wait_for "g group (command)"
 grep -qE '^ +4 snap_subject +' "$tmp/screen" ||
 	fail "no group of 4: $(cat "$tmp/screen")"
 keys q
-i=0
-until [ -s "$tmp/live.status" ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "q did not end it: $(cat "$tmp/screen")"
-	sleep 0.1
-done
+wait_file "$tmp/live.status" "q did not end it"
 [ "$(cat "$tmp/live.status")" = 0 ] || fail "top exited $(cat "$tmp/live.status")"
 [ ! -s "$tmp/live.err" ] || fail "top said: $(cat "$tmp/live.err")"
 echo "live: ok"
@@ -106,12 +101,7 @@ tmux -L "$tmux_socket" kill-server 2>/dev/null || true
 tmux -L "$tmux_socket" new-session -d -x 150 -y 40 \
 	"'$ptshare' top -d 1 -n 2 --pid $parent 2>'$tmp/live.err'; \
 	 echo \$? >'$tmp/live.status'; sleep 30"
-i=0
-until [ -s "$tmp/live.status" ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "-n 2 did not end it"
-	sleep 0.1
-done
+wait_file "$tmp/live.status" "-n 2 did not end it"
 [ "$(cat "$tmp/live.status")" = 0 ] || fail "-n 2 exited $(cat "$tmp/live.status")"
 # The shell's screen back: no view left on it.
 screen

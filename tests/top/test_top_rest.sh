@@ -10,6 +10,7 @@
 #   test_top_rest.sh PTSHARE LIB
 ptshare=$1
 . "$2"
+. "$(dirname "$0")/subject.sh"
 need curl python3
 top_pid=
 work_pid=
@@ -36,40 +37,25 @@ for i in range(6):
         for j in range(0, 16 << 20, 4096):
             m[j]
         b = bytearray(8 << 20)
-        open(f"{tmp}/ready.{i}", "w").close()
+        open(f"{tmp}/ready.{i}", "w").write("ready")
         if i == 3:
             while not os.path.exists(tmp + "/wake"):
                 time.sleep(0.05)
             for j in range(16 << 20, 48 << 20, 4096):
                 m[j]
             c = bytearray(32 << 20)
-            open(tmp + "/woke", "w").close()
+            open(tmp + "/woke", "w").write("woke")
         time.sleep(600)
         os._exit(0)
 time.sleep(600)
 PY
 work_pid=$!
-wait_file() {
-	i=0
-	until [ -e "$1" ]; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "no $1"
-		sleep 0.1
-	done
-}
 for i in 0 1 2 3 4 5; do wait_file "$tmp/ready.$i"; done
 
 "$ptshare" top -d 1 --listen 127.0.0.1:0 --pid "$work_pid" --tree \
 	>"$tmp/top.out" 2>"$tmp/top.err" &
 top_pid=$!
-wait_file "$tmp/top.err"
-i=0
-until grep -q 'serving http://' "$tmp/top.err"; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || fail "top does not serve: $(cat "$tmp/top.err")"
-	sleep 0.1
-done
-url=$(sed -n 's/^ptshare top: serving //p' "$tmp/top.err")
+url=$(top_url "$tmp/top.err")
 sleep 2.5 # refreshes with every process at rest
 touch "$tmp/wake"
 wait_file "$tmp/woke"
