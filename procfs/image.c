@@ -140,7 +140,7 @@ static uint64_t rest_mark(int pid, const struct procfs_status *st)
  * fd: VmPTE unmoved across the reading makes it stable, and the mark
  * unmoved says the process did not run meanwhile.  A process still at
  * rest since its last reading (the mark it came with) is not read
- * further: an idle one costs its status alone (docs/procfs.md). */
+ * further: an idle one costs its status and run time (docs/procfs.md). */
 static int read_with(int pid, int status_fd, struct procfs_text *t,
 		     const struct procfs_fs_table *fs, struct procfs_image *img)
 {

@@ -29,8 +29,8 @@ struct procfs_image {
 	 * was read (or does not rest). */
 	uint64_t rest;
 	/* Out: it still had the mark it came with: it has not run since its
-	 * last reading, which holds; status alone was read (no maps, no
-	 * runs), and is stable. */
+	 * last reading, which holds; only its status and run time were read
+	 * (no maps, no runs), and it is stable. */
 	bool at_rest;
 	/* In: its last reading (it exits once read): no mark for a next. */
 	bool last;

@@ -49,10 +49,10 @@ struct procfs_status {
 	bool has_mm;   /* false for kernel threads and zombies */
 	uint64_t vmpte_kb; /* page-table memory; 0 when !has_mm */
 	/* A mark of what the process has done: its context switches and
-	 * memory sizes (the Vm*, Rss* and HugetlbPages lines), hashed; 0
-	 * unless it sleeps (S) with one thread.  With its run time, the mark
-	 * of a reading at rest (procfs_image.rest, docs/procfs.md, "At
-	 * rest"). */
+	 * memory sizes (the Vm*, Rss* and HugetlbPages lines) and who it is
+	 * (Name, PPid, Uid, Gid), hashed; 0 unless it sleeps (S) with one
+	 * thread.  With its run time, the mark of a reading at rest
+	 * (procfs_image.rest, docs/procfs.md, "At rest"). */
 	uint64_t rest;
 	char name[PROCFS_NAME_MAX]; /* escaped as /proc shows it; truncated */
 };
