@@ -72,14 +72,14 @@ static int add_point(struct report_series *series, const struct snapshot *s,
 	return report_series_add(series, &pt);
 }
 
-/* One reading, its report into rep: 0, 1 (why said on stderr) or
- * -ENOMEM. */
+/* One reading (with the cache of the readings before it, or NULL), its
+ * report into rep: 0, 1 (why said on stderr) or -ENOMEM. */
 static int read_once(struct snapshot *s, const struct snapshot_plan *plan,
-		     struct report *rep)
+		     struct snapshot_cache *cache, struct report *rep)
 {
 	char err[256];
 	int r = snapshot_read(s, plan->policies, (int)plan->pid, plan->tree,
-			      NULL, err, sizeof(err));
+			      cache, err, sizeof(err));
 	if (r && r != -ENOMEM) {
 		fprintf(stderr, "ptshare snapshot: %s\n", err);
 		return 1;
@@ -93,6 +93,9 @@ static int read_series(const struct snapshot_plan *plan, struct report *out,
 		       size_t *nprocs)
 {
 	struct report_series series = { 0 };
+	/* A process asleep since the reading before is read from its status
+	 * (docs/procfs.md, At rest). */
+	struct snapshot_cache cache = { 0 };
 	uint64_t start = now_ns(), most = 0;
 	int r = 0;
 	*out = (struct report){ 0 };
@@ -102,7 +105,7 @@ static int read_series(const struct snapshot_plan *plan, struct report *out,
 		if (i)
 			sleep((unsigned)plan->interval_s);
 		uint64_t t = i ? now_ns() - start : 0;
-		r = read_once(&s, plan, &rep);
+		r = read_once(&s, plan, plan->count > 1 ? &cache : NULL, &rep);
 		uint64_t tables = r ? 0 : report_sum3(rep.totals[0].distinct);
 		if (!r && !(r = add_point(&series, &s, t)) && (!i || tables > most)) {
 			most = tables;
@@ -114,6 +117,7 @@ static int read_series(const struct snapshot_plan *plan, struct report *out,
 		}
 		snapshot_free(&s);
 	}
+	snapshot_cache_free(&cache);
 	if (!r)
 		r = report_set_series(out, &series);
 	report_series_free(&series);
