@@ -120,19 +120,24 @@ int mm_cow_break_at(struct mm_world *w, struct mm_space *mm, uint64_t addr)
 }
 
 /* The table at `level` covering addr, without allocating: NULL when a table
- * above is missing or a leaf maps addr.  *shared: the path is shared. */
+ * above is missing or a leaf maps addr.  *shared: the path is shared.
+ * The levels are counted down from the root's, and a table's header is
+ * read for its share only when asked: a step of the walk touches the one
+ * cache line of its entry (splits and unmaps of every record walk to the
+ * PMD page in each world). */
 struct pt_table *mm_pt_lookup(struct pt_table *pgd, uint64_t addr,
 			      unsigned level,
 			      bool *shared)
 {
 	struct pt_table *t = pgd;
 	bool sh = false;
-	while (t->level > level) {
-		uint64_t e = t->e[pt_index(addr, t->level)];
+	for (unsigned l = PT_PGD; l > level; l--) {
+		uint64_t e = t->e[pt_index(addr, l)];
 		if (!pt_entry_is_table(e))
 			return NULL;
 		t = pt_entry_table(e);
-		sh |= t->share > 1;
+		if (shared)
+			sh |= t->share > 1;
 	}
 	if (shared)
 		*shared = sh;
