@@ -77,6 +77,13 @@ static int exec_traced(void *arg, char *const envp[], enum env_made made)
 	struct pts_exec m = { .flags = made == ENV_NO_FD ? PTS_EXEC_NO_FD : 0 };
 	struct shim_call c;
 
+	/* A forked child is read (its fork's reading) before its image
+	 * goes: the new one may never say HELLO (a static or set-user-ID
+	 * program), and may end before a reading finds it.  Not in a vfork
+	 * child: the state is its parent's. */
+	if (shim_proc.model_copied && shim_getpid() == shim_proc.pid &&
+	    proc_tracing_wanted())
+		ring_wait_read();
 	if (!shim_enter(&c))
 		return exec_real(arg, envp);
 	exec_path(arg, m.path, sizeof(m.path));

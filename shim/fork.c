@@ -3,7 +3,8 @@
  * fork() and _Fork().  The child connects anew (HELLO with FORKED) before
  * the call returns in it; the parent sends PTS_FORK with the child's pid.
  * A fork before the daemon's first reading of this image waits for it:
- * the child's model is a copy of ours, which that reading makes whole.  The real fork runs outside the critical section: the
+ * the child's model is a copy of ours, which that reading makes whole (not
+ * in a forked child: its model is its parent's copy, whole already).  The real fork runs outside the critical section: the
  * program's atfork handlers may take locks that a thread waiting for ours
  * holds.  A failed fork changes nothing and is not sent (PTS_FORK has no
  * errno field).
@@ -28,7 +29,7 @@ static pid_t fork_traced(pid_t (*real)(void))
 	 * state's own (a child of a raw clone): its child would not be ours. */
 	bool traced = proc_tracing_wanted() && !shim_tls.depth &&
 		      shim_getpid() == shim_proc.pid;
-	if (traced)
+	if (traced && !shim_proc.model_copied)
 		ring_wait_read();
 	pid_t child = real();
 	if (!traced || child < 0)

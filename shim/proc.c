@@ -88,12 +88,13 @@ static void hello(uint32_t flags, uint32_t parent_seq)
 		m.flags |= PTS_HELLO_UFFD;
 		pass.fd[pass.n++] = uffd;
 	}
+	/* A forked child's model is a copy of its parent's, whole already:
+	 * its own forks need not wait for a reading (its exec does). */
+	shim_proc.model_copied = (flags & PTS_HELLO_FORKED) != 0;
 	if (ring >= 0) {
 		m.flags |= PTS_HELLO_RING;
 		pass.fd[pass.n++] = ring;
-		/* A forked child's model is a copy of its parent's, whole
-		 * already: its own forks need not wait for a reading. */
-		shim_proc.ring->read = (flags & PTS_HELLO_FORKED) != 0;
+		shim_proc.ring->read = 0; /* the daemon's first reading sets it */
 	}
 	bool sent = rec_send(NULL, PTS_HELLO, &m.h, sizeof(m), &pass);
 	for (int i = 0; i < pass.n; i++)

@@ -218,8 +218,8 @@ void ring_call_end(void)
 /* A child copies its parent's model: before the first reading of this
  * image has made that whole, a fork waits for it (kicked, within
  * wait_ms, as for an ACK: a late daemon is not waited for), inside the
- * critical section.  Once it is read, which is almost always, a fork
- * costs a load here. */
+ * critical section; so does a forked child's exec (exec.c).  Once it is
+ * read, which is almost always, this costs a load. */
 void ring_wait_read(void)
 {
 	struct pts_ring *r = shim_proc.ring;

@@ -63,6 +63,10 @@ struct shim_proc {
 	uint32_t seq;         /* of the last record numbered */
 	uint64_t lost;        /* records dropped since the last PTS_LOST */
 	bool uffd_sent;       /* HELLO brought the daemon a userfaultfd */
+	/* A forked child: the daemon's model of it is its parent's, copied,
+	 * whole before any reading of it (its forks need not wait for one;
+	 * its exec waits for its first, ring_wait_read). */
+	bool model_copied;
 	struct pts_ring *ring; /* the record ring, or NULL (ring.c) */
 	uint64_t ring_head;   /* what we published: ring->head */
 };
