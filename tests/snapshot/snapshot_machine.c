@@ -237,13 +237,25 @@ static void test_model_matches_vmpte(void **state)
 	assert_true(diff * 200 <= kernel_sum);
 }
 
+/* Why the report did not model pid ("not_modelled"), or "not in the
+ * report" (it was not among the processes listed). */
+static const char *not_modelled_why(const struct jr_value *doc, long pid)
+{
+	const struct jr_value *skips = jr_get(doc, "not_modelled");
+	for (size_t i = 0; i < jr_len(skips); i++)
+		if (jr_path_i64(jr_at(skips, i), "pid", 0) == pid)
+			return jr_path_str(jr_at(skips, i), "what");
+	return "not in the report";
+}
+
 /* The programs started here were quiet: all modelled, the workload exactly. */
 static void test_started_programs(void **state)
 {
 	for (size_t i = 0; i < t.nmembers; i++) {
 		const struct jr_value *p = report_proc(t.doc, t.members[i]);
 		if (!p)
-			printf("started process %d not modelled\n", (int)t.members[i]);
+			printf("started process %d not modelled: %s\n",
+			       (int)t.members[i], not_modelled_why(t.doc, t.members[i]));
 		assert_non_null(p);
 	}
 	/* snap_subject: the workload (parent and workers), malloc. */
