@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_rounds.h"
+
 #ifndef PTSHARE_BIN
 #error "PTSHARE_BIN must name the ptshare executable"
 #endif
@@ -149,10 +151,20 @@ static double run(const char *self, int procs, size_t mib, int seconds,
 	return b - a;
 }
 
-static int cmp_double(const void *a, const void *b)
+struct plan {
+	const char *self;
+	int procs, seconds;
+	size_t mib;
+	double cpu[2][BENCH_MAX_ROUNDS]; /* [waking][round] */
+};
+
+static void one_run(int wakes, int round, void *arg)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	struct plan *p = arg;
+	double s = run(p->self, p->procs, p->mib, p->seconds, wakes);
+	p->cpu[wakes][round] = s;
+	printf("round %d  %-7s %6.0f ms\n", round + 1,
+	       wakes ? "waking" : "asleep", s * 1e3);
 }
 
 int main(int argc, char **argv)
@@ -181,7 +193,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (procs < 1 || procs > 1000 || !mib || seconds < 1 || rounds < 1) {
+	if (procs < 1 || procs > 1000 || !mib || seconds < 1 || rounds < 1 ||
+	    rounds > BENCH_MAX_ROUNDS) {
 		fprintf(stderr, "timer: bad arguments\n");
 		return 2;
 	}
@@ -190,26 +203,16 @@ int main(int argc, char **argv)
 	if (len < 0)
 		die("readlink");
 	self[len] = '\0';
-	double asleep[rounds], waking[rounds], ratio[rounds];
+	struct plan p = { self, procs, seconds, mib, { { 0 } } };
 	printf("%d processes of %zu MiB under ptshare run --interval 1, "
 	       "ptshared's CPU over %d s:\n", procs, mib, seconds);
-	for (int r = 0; r < rounds; r++) {
-		bool first = r % 2;
-		for (int k = 0; k < 2; k++) {
-			bool wakes = k != first;
-			double s = run(self, procs, mib, seconds, wakes);
-			(wakes ? waking : asleep)[r] = s;
-			printf("round %d  %-7s %6.0f ms\n", r + 1,
-			       wakes ? "waking" : "asleep", s * 1e3);
-		}
-		ratio[r] = waking[r] > 0 ? asleep[r] / waking[r] : 0;
-	}
-	qsort(asleep, (size_t)rounds, sizeof(double), cmp_double);
-	qsort(waking, (size_t)rounds, sizeof(double), cmp_double);
-	qsort(ratio, (size_t)rounds, sizeof(double), cmp_double);
+	bench_rounds(rounds, 2, one_run, &p);
+	double ratio[BENCH_MAX_ROUNDS];
+	for (int r = 0; r < rounds; r++)
+		ratio[r] = p.cpu[1][r] > 0 ? p.cpu[0][r] / p.cpu[1][r] : 0;
 	printf("medians of %d rounds: asleep %.0f ms, waking %.0f ms "
 	       "(each read whole); ratio %.2f\n", rounds,
-	       asleep[rounds / 2] * 1e3, waking[rounds / 2] * 1e3,
-	       ratio[rounds / 2]);
+	       bench_median(p.cpu[0], rounds) * 1e3,
+	       bench_median(p.cpu[1], rounds) * 1e3, bench_median(ratio, rounds));
 	return 0;
 }

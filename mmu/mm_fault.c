@@ -208,13 +208,8 @@ static int populate_span(struct mm_world *w, struct mm_space *tm,
 		if (cow_shared(w, t) && (write || adds_pages(t, lo, hi)) &&
 		    cow_own(w, tm, a, &t, NULL))
 			return -ENOMEM;
-		for (unsigned k = lo / 64; k <= (hi - 1) / 64; k++) {
-			uint64_t bits = pt_mask_word(lo, hi, k) & ~t->e[k];
-			if (bits) { /* popcount is a call without -mpopcnt */
-				*faults += __builtin_popcountll(bits);
-				t->e[k] |= bits;
-			}
-		}
+		for (unsigned k = lo / 64; k <= (hi - 1) / 64; k++)
+			*faults += pt_word_add(&t->e[k], pt_mask_word(lo, hi, k));
 	}
 	return 0;
 }
@@ -372,13 +367,8 @@ static int observe_small(struct mm_world *w, struct mm_space *mm,
 			return r < 0 ? r : 0;
 		if (cow_shared(w, t) && cow_own(w, mm, sb, &t, &shared))
 			return -ENOMEM;
-		for (unsigned k = ka; k <= kb; k++) {
-			uint64_t add = obs[k] & ~t->e[k];
-			if (add) { /* mostly none: popcount is a call here */
-				*newly += __builtin_popcountll(add);
-				t->e[k] |= add;
-			}
-		}
+		for (unsigned k = ka; k <= kb; k++)
+			*newly += pt_word_add(&t->e[k], obs[k]);
 	}
 	/* cow-pte: a page gone from a shared table, or one this process maps
 	 * alone (written since the fork, by it or by the other side), is a

@@ -97,6 +97,17 @@ static inline uint64_t pt_mask_word(unsigned lo, unsigned hi, unsigned w)
 	return (h - l == 64 ? ~0ULL : ((1ULL << (h - l)) - 1)) << l;
 }
 
+/* Sets bits in the word *w: how many were not set.  Mostly none are new,
+ * and popcount is a call without -mpopcnt. */
+static inline unsigned pt_word_add(uint64_t *w, uint64_t bits)
+{
+	uint64_t add = bits & ~*w;
+	if (!add)
+		return 0;
+	*w |= add;
+	return (unsigned)__builtin_popcountll(add);
+}
+
 /* Sets bits [lo, hi) of a 512-bit map, lo < hi. */
 static inline void pt_map_set(uint64_t *map, unsigned lo, unsigned hi)
 {

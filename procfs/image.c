@@ -2,6 +2,7 @@
 #include "image.h"
 #include "procfs_internal.h"
 #include "lib/grow.h"
+#include "lib/ptr_map.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -126,14 +127,10 @@ static int maps_read(int pid, const struct procfs_fs_table *fs,
  */
 static uint64_t rest_mark(int pid, const struct procfs_status *st)
 {
-	uint64_t ns, h;
+	uint64_t ns;
 	if (!st->rest || procfs_runtime_ns(pid, &ns))
 		return 0;
-	h = st->rest ^ (ns * 0x9e3779b97f4a7c15ULL);
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 29;
-	return h ? h : 1;
+	return ptr_map_hash(st->rest ^ ptr_map_hash(ns)) | 1; /* never 0 */
 }
 
 /* status, the mappings, their pages, and status again through the same

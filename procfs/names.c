@@ -10,19 +10,18 @@
  * depends on that (SysV segments, memfds, shared /dev/zero) is deleted
  * from the start.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "image.h"
+#include "lib/ptr_map.h"
 #include "procfs_internal.h"
 
 /* Objects known at most: then all are forgotten, and asked for again. */
 #define NAMES_MAX 32768
 
 struct procfs_names {
-	struct procfs_name *slot; /* open addressing; path NULL: free */
-	size_t cap, n;            /* cap a power of two, or 0 */
+	struct ptr_map by_id; /* (dev, ino) -> struct procfs_name */
 };
 
 struct procfs_names *procfs_names_new(void)
@@ -32,10 +31,14 @@ struct procfs_names *procfs_names_new(void)
 
 static void forget(struct procfs_names *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slot[i].path);
-	free(t->slot);
-	*t = (struct procfs_names){ 0 };
+	for (size_t i = 0; i < t->by_id.cap; i++) {
+		struct procfs_name *e = t->by_id.slot[i].item;
+		if (e) {
+			free(e->path);
+			free(e);
+		}
+	}
+	ptr_map_free(&t->by_id);
 }
 
 void procfs_names_free(struct procfs_names *t)
@@ -45,66 +48,45 @@ void procfs_names_free(struct procfs_names *t)
 	free(t);
 }
 
-static size_t home(const struct procfs_names *t, uint64_t dev, uint64_t ino)
+static uint64_t id_hash(uint64_t dev, uint64_t ino)
 {
-	uint64_t h = (ino ^ (dev << 32 | dev >> 32)) * 0x9e3779b97f4a7c15u;
-	return (size_t)(h >> 32) & (t->cap - 1);
+	return ptr_map_hash(ino ^ (dev << 32 | dev >> 32));
 }
 
-static struct procfs_name *probe(const struct procfs_names *t, uint64_t dev,
-				 uint64_t ino)
+static bool name_is(const void *item, const void *key)
 {
-	for (size_t i = home(t, dev, ino);; i = (i + 1) & (t->cap - 1)) {
-		struct procfs_name *e = &t->slot[i];
-		if (!e->path || (e->dev == dev && e->ino == ino))
-			return e;
-	}
+	const struct procfs_name *e = item, *k = key;
+	return e->dev == k->dev && e->ino == k->ino;
 }
 
 const struct procfs_name *procfs_names_find(const struct procfs_names *t,
 					    uint64_t dev, uint64_t ino)
 {
-	if (!t->cap)
-		return NULL;
-	const struct procfs_name *e = probe(t, dev, ino);
-	return e->path ? e : NULL;
-}
-
-/* Twice the room, the entries placed again. */
-static int grow(struct procfs_names *t)
-{
-	struct procfs_names bigger = { .cap = t->cap ? 2 * t->cap : 256 };
-	bigger.slot = calloc(bigger.cap, sizeof(*bigger.slot));
-	if (!bigger.slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->slot[i].path)
-			*probe(&bigger, t->slot[i].dev, t->slot[i].ino) = t->slot[i];
-	bigger.n = t->n;
-	free(t->slot);
-	*t = bigger;
-	return 0;
+	return ptr_map_get(&t->by_id, id_hash(dev, ino), name_is,
+			   &(struct procfs_name){ .dev = dev, .ino = ino });
 }
 
 const struct procfs_name *procfs_names_add(struct procfs_names *t,
 					   uint64_t dev, uint64_t ino,
 					   const char *path, bool deleted)
 {
-	if (2 * (t->n + 1) > t->cap && grow(t))
-		return NULL;
-	struct procfs_name *e = probe(t, dev, ino);
-	if (e->path)
-		return e;
+	const struct procfs_name *known = procfs_names_find(t, dev, ino);
+	if (known)
+		return known;
+	struct procfs_name *e = malloc(sizeof(*e));
 	char *copy = strdup(path);
-	if (!copy)
+	if (e && copy)
+		*e = (struct procfs_name){ dev, ino, copy, deleted };
+	if (!e || !copy || ptr_map_put(&t->by_id, id_hash(dev, ino), e)) {
+		free(e);
+		free(copy);
 		return NULL;
-	*e = (struct procfs_name){ dev, ino, copy, deleted };
-	t->n++;
+	}
 	return e;
 }
 
 void procfs_names_trim(struct procfs_names *t)
 {
-	if (t->n >= NAMES_MAX)
+	if (t->by_id.n >= NAMES_MAX)
 		forget(t);
 }

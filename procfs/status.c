@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/ptr_map.h"
 #include "procfs_internal.h"
 
 enum status_field {
@@ -41,35 +42,33 @@ static bool parse_i32(struct procfs_cursor *line, int32_t *out)
  * later one with its pid): they make its mark (procfs_status.rest). */
 static bool marks_rest(const struct procfs_cursor *line)
 {
-	static const char *const prefixes[] = {
-		"Vm", "Rss", "HugetlbPages:", "Threads:",
-		"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:",
-		"Name:", "PPid:", "Uid:", "Gid:",
+#define PREFIX(s) { s, sizeof(s) - 1 }
+	static const struct {
+		const char *s;
+		size_t n;
+	} prefixes[] = {
+		PREFIX("Vm"), PREFIX("Rss"), PREFIX("HugetlbPages:"),
+		PREFIX("Threads:"), PREFIX("voluntary_ctxt_switches:"),
+		PREFIX("nonvoluntary_ctxt_switches:"), PREFIX("Name:"),
+		PREFIX("PPid:"), PREFIX("Uid:"), PREFIX("Gid:"),
 	};
+#undef PREFIX
 	size_t len = (size_t)(line->end - line->p);
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t n = strlen(prefixes[i]);
-		if (len >= n && !memcmp(line->p, prefixes[i], n))
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (len >= prefixes[i].n &&
+		    !memcmp(line->p, prefixes[i].s, prefixes[i].n))
 			return true;
-	}
 	return false;
 }
 
-/* FNV-1a, then a final mix: the mark of two readings differs when a
- * counter does (a collision is a chance of 2^-64). */
+/* FNV-1a over the lines, then ptr_map_hash's mix: the mark of two
+ * readings differs when a counter does (a collision is a chance of
+ * 2^-64). */
 static uint64_t mark_line(uint64_t h, const struct procfs_cursor *line)
 {
 	for (const char *c = line->p; c < line->end; c++)
 		h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
 	return (h ^ '\n') * 0x100000001b3ULL;
-}
-
-static uint64_t mark_end(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h ? h : 1;
 }
 
 /* One line; the field it filled, 0 for a line not needed, -1 if malformed. */
@@ -140,7 +139,7 @@ int procfs_status_parse(const char *text, size_t len,
 	 * vfork parent waits in D, not S): nothing changes its page tables
 	 * but the kernel (khugepaged, which moves VmPTE) while it sleeps. */
 	if (out->state == 'S' && threads == 1 && out->has_mm)
-		out->rest = mark_end(mark);
+		out->rest = ptr_map_hash(mark) | 1; /* never 0 */
 	return 0;
 }
 

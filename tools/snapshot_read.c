@@ -108,13 +108,18 @@ static struct cached *cached_of(struct snapshot_cache *c, int pid)
 		 : NULL;
 }
 
+static void cached_free(struct cached *e)
+{
+	procfs_image_free(&e->img);
+	free(e);
+}
+
 static void cached_drop(struct snapshot_cache *c, struct cached *e)
 {
 	if (!e)
 		return;
 	ptr_map_del(&c->procs, ptr_map_hash((uint64_t)e->pid), e);
-	procfs_image_free(&e->img);
-	free(e);
+	cached_free(e);
 }
 
 /* After pid's reading img (r its outcome), the cache keeps it while it
@@ -215,13 +220,9 @@ static void cache_sweep(struct snapshot_cache *c)
 
 void snapshot_cache_free(struct snapshot_cache *c)
 {
-	for (size_t i = 0; i < c->procs.cap; i++) {
-		struct cached *e = c->procs.slot[i].item;
-		if (e) {
-			procfs_image_free(&e->img);
-			free(e);
-		}
-	}
+	for (size_t i = 0; i < c->procs.cap; i++)
+		if (c->procs.slot[i].item)
+			cached_free(c->procs.slot[i].item);
 	ptr_map_free(&c->procs);
 	*c = (struct snapshot_cache){ 0 };
 }
