@@ -162,6 +162,8 @@ static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 {
 	if ((!len && peer_closed(c->fd)) || is_kick(c, data, len)) {
 		recv_close_fds(m);
+		if (len) /* a fork may wait for the image's first reading */
+			ingest_reading_asked(l->g, c->pid);
 		return drain_ring(l, c, len ? DRAIN_MAX : UINT_MAX) && len;
 	}
 	struct ingest_action acks = { 0 };
@@ -592,6 +594,15 @@ static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
 	return still;
 }
 
+/* The first readings of new images whose time came (ingest.h,
+ * ingest_readings_waiting), and when the next is due. */
+static void first_readings(struct loop *l)
+{
+	struct ingest_action acks = { 0 };
+	if (ingest_readings_waiting(l->g, now_ns(), &l->first_read_ns))
+		settle(l, &acks);
+}
+
 /* The live reports asked for in the batch, after its checkpoints. */
 static void serve_reports(struct loop *l)
 {
@@ -611,6 +622,16 @@ static int wait_some(struct loop *l)
 	struct io_uring_cqe *cqe;
 	if (l->faults_due || l->rings_due)
 		return io_uring_submit_and_get_events(&l->ring);
+	if (l->first_read_ns) { /* a first reading waits: not past its time */
+		uint64_t now = now_ns();
+		uint64_t wait = l->first_read_ns > now ? l->first_read_ns - now : 0;
+		uint64_t idle = PTS_HEARTBEAT_IDLE_MS * 1000000ull;
+		wait = wait < idle ? wait : idle;
+		struct __kernel_timespec ts = { .tv_sec = (long long)(wait / 1000000000),
+						.tv_nsec = (long long)(wait % 1000000000) };
+		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts,
+							 NULL);
+	}
 	if (l->cfg.heartbeat || l->conns.nopen)
 		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &l->idle,
 							 NULL);
@@ -668,6 +689,7 @@ static int turn(struct loop *l)
 	l->naccepted = 0;
 	drain_rings(l);
 	serve_faults(l);
+	first_readings(l);
 	if (l->tick_due)
 		tick(l);
 	serve_reports(l);

@@ -59,6 +59,7 @@ struct loop {
 	bool report_accept_down; /* ...and the report socket's */
 	bool faults_due;       /* a userfaultfd was left with faults to read */
 	bool rings_due;        /* a ring was left with records to read */
+	uint64_t first_read_ns; /* a first reading waits until then; 0: none */
 };
 
 /* The ring and the first requests.  0, or -errno. */

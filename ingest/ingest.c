@@ -79,6 +79,7 @@ void ingest_free(struct ingest *g)
 	free(g->procs);
 	free(g->objects);
 	free(g->owed);
+	free(g->waiting);
 	free(g->owed_acks);
 	free(g);
 }
@@ -289,7 +290,15 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 		return;
 	}
 	s->exec_pending = false;
-	ingest_owe(g, s, reason);
+	/* A new image that does not wait for the ack is read a little later
+	 * (readings_owed.c): the worlds know nothing of it yet, so its
+	 * records fit whenever they come.  An exec'd image's records would
+	 * meet the old image's mappings until its reading: read now. */
+	if (reason == PTS_CK_CONNECT && (r->flags & PTS_HELLO_RING) &&
+	    !(r->flags & PTS_HELLO_UFFD))
+		ingest_owe_later(g, s);
+	else
+		ingest_owe(g, s, reason);
 	ingest_action_ack(act, conn, r->h.seq);
 }
 
@@ -351,6 +360,9 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 		g->stream.lost += h->seq - s->applied_seq - 1;
 	}
 	s->applied_seq = h->seq;
+	/* Its first reading waited for something to read (or its EXIT's). */
+	if (h->type != PTS_HELLO && h->type != PTS_EXIT)
+		ingest_owe_now(g, s);
 	switch (h->type) {
 	case PTS_HELLO:
 		hello(g, s, conn, (const struct pts_hello *)r, act);
@@ -367,6 +379,7 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 		return;
 	case PTS_EXIT:
 		s->exiting = true;
+		s->first_read_ns = 0; /* its EXIT's reading is its first */
 		/* The first to leave: everyone's reading is owed while they
 		 * are all here, so the peak sees the pages they touched since
 		 * the last timer, then its own, its last (the shim waits for

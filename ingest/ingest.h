@@ -157,6 +157,12 @@ struct ingest_reading {
 /* Every process's /proc is owed now: on the daemon's timer, and at the
  * end of a run. */
 void ingest_checkpoint_all(struct ingest *g, uint32_t reason);
+/* The first readings that waited long enough (or wait no more: the
+ * process asked, ingest_reading_asked) owed now: true when one is;
+ * *next_ns the time the next one waiting is due, 0: none waits. */
+bool ingest_readings_waiting(struct ingest *g, uint64_t now, uint64_t *next_ns);
+/* pid asks to be read (a fork waits for its image's first reading). */
+void ingest_reading_asked(struct ingest *g, int32_t pid);
 /* The next reading owed, in order: false when none is. */
 bool ingest_reading_next(struct ingest *g, struct ingest_reading *out);
 /* Whether r is still wanted, once what the process sent before it has

@@ -95,6 +95,7 @@ struct session {
 	uint64_t claims;         /* model work its records asked since a reading */
 	uint32_t resync_wait;    /* its packets before an owed reading may be done */
 	bool reading_due;        /* a reading of its /proc is owed */
+	uint64_t first_read_ns;  /* its first reading waits since (HELLO), 0: none */
 	uint32_t new_sites;      /* call sites its records added */
 	struct code_map code;    /* its code, at its last checkpoint */
 	struct site_ranges sites; /* which call made which range */
@@ -162,6 +163,8 @@ struct ingest {
 	bool full_read_open;     /* its readings are still being handed out */
 	struct owed *owed;       /* the readings owed, handed out in order */
 	size_t nowed, next_owed, cap_owed;
+	int32_t *waiting;        /* pids whose first reading waits (defer) */
+	size_t nwaiting, cap_waiting;
 	struct owed_ack {
 		uint32_t conn, seq;
 	} *owed_acks;            /* acks a reading owes (ingest_owed_acks) */
@@ -299,5 +302,9 @@ void ingest_owe(struct ingest *g, const struct session *s, uint32_t reason);
 void ingest_owe_if_due(struct ingest *g, struct session *s);
 /* The readings a caller that makes none (a replay) left: forgotten. */
 void ingest_owed_forget(struct ingest *g);
+/* s's first reading, owed later (ingest_readings_waiting); now, if it
+ * still waits. */
+void ingest_owe_later(struct ingest *g, struct session *s);
+void ingest_owe_now(struct ingest *g, struct session *s);
 
 #endif

@@ -43,7 +43,68 @@ void ingest_owe_if_due(struct ingest *g, struct session *s)
 void ingest_owed_forget(struct ingest *g)
 {
 	g->nowed = g->next_owed = 0;
+	g->nwaiting = 0;
 	g->full_read_open = false;
+}
+
+/*
+ * A new image that runs on without waiting for its HELLO's ack is read at
+ * its first record, its EXIT (that reading is then its only one: a
+ * /bin/true in a shell loop is read once, not twice), its kick (a fork
+ * waits for its reading), a reading of every process, or FIRST_READ_WAIT_NS
+ * after its HELLO, whichever comes first: the daemon answers the next
+ * process's HELLO meanwhile rather than after this one's reading.  Until
+ * then the worlds hold it with no mapping (docs/daemon.md, *Readings*).
+ */
+#define FIRST_READ_WAIT_NS (2 * 1000 * 1000)
+
+void ingest_owe_later(struct ingest *g, struct session *s)
+{
+	if (grow_array((void **)&g->waiting, &g->cap_waiting, g->nwaiting + 1,
+		       sizeof(*g->waiting))) {
+		ingest_owe(g, s, PTS_CK_CONNECT);
+		return;
+	}
+	g->waiting[g->nwaiting++] = s->pid;
+	s->first_read_ns = now_ns();
+}
+
+void ingest_owe_now(struct ingest *g, struct session *s)
+{
+	if (!s->first_read_ns)
+		return;
+	s->first_read_ns = 0;
+	ingest_owe(g, s, PTS_CK_CONNECT);
+}
+
+void ingest_reading_asked(struct ingest *g, int32_t pid)
+{
+	struct session *s = ingest_session_of(g, pid);
+	if (s)
+		ingest_owe_now(g, s);
+}
+
+bool ingest_readings_waiting(struct ingest *g, uint64_t now, uint64_t *next_ns)
+{
+	bool owed = false;
+	size_t kept = 0;
+	*next_ns = 0;
+	for (size_t i = 0; i < g->nwaiting; i++) {
+		struct session *s = ingest_session_of(g, g->waiting[i]);
+		if (!s || !s->first_read_ns)
+			continue; /* read, or gone, since */
+		uint64_t due = s->first_read_ns + FIRST_READ_WAIT_NS;
+		if (due <= now) {
+			ingest_owe_now(g, s);
+			owed = true;
+			continue;
+		}
+		if (!*next_ns || due < *next_ns)
+			*next_ns = due;
+		g->waiting[kept++] = g->waiting[i];
+	}
+	g->nwaiting = kept;
+	return owed;
 }
 
 /*
