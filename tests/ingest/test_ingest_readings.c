@@ -17,6 +17,7 @@
 
 #include "ingest_fixture.h"
 #include "ingest/trace.h"
+#include "lib/clock.h"
 
 /* A reading of pid whose PTS_CK_CGROUP says path (len bytes of it). */
 static int cgroup_reading(struct fixture *f, int32_t pid, const char *path,
@@ -265,6 +266,61 @@ static void readings_owed_since_are_one(void **state)
 	assert_false(ingest_reading_next(f->g, &want));
 }
 
+/* The next reading owed is pid's, for reason, and the only one. */
+static void owed_only(struct fixture *f, int32_t pid, uint32_t reason)
+{
+	struct ingest_reading want;
+	assert_true(ingest_reading_next(f->g, &want));
+	assert_int_equal(want.pid, pid);
+	assert_int_equal(want.reason, reason);
+	assert_false(ingest_reading_next(f->g, &want));
+}
+
+/* A new image with a ring and no userfaultfd (it does not wait for its
+ * HELLO's ack) is read at the first of: its EXIT (that reading its only
+ * one), its first record, its asking (a kick), 2 ms after its HELLO.  One
+ * with a userfaultfd or without a ring waits for its ack: read at once. */
+static void first_reading_waits(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	struct ingest_reading want;
+	uint64_t next;
+	uint32_t c = hello(f, 100, PTS_HELLO_RING, &act);
+	assert_false(ingest_reading_next(f->g, &want));
+	assert_false(ingest_readings_waiting(f->g, now_ns(), &next));
+	assert_true(next > now_ns());
+	struct pts_exit ex = { .status = 0 };
+	send_rec(f, c, &ex, PTS_EXIT, sizeof(ex), &act);
+	owed_only(f, 100, PTS_CK_EXIT);
+	assert_false(ingest_readings_waiting(f->g, UINT64_MAX, &next));
+	assert_int_equal(next, 0);
+
+	c = hello(f, 200, PTS_HELLO_RING, &act);
+	assert_false(ingest_reading_next(f->g, &want));
+	mmap_rec(f, c, BASE, MIB, MAP_PRIVATE | MAP_ANONYMOUS);
+	owed_only(f, 200, PTS_CK_CONNECT);
+	checkpoint(f, 200, NULL, 0, NULL, 0, 0);
+
+	hello(f, 300, PTS_HELLO_RING, &act);
+	ingest_reading_asked(f->g, 300);
+	owed_only(f, 300, PTS_CK_CONNECT);
+	checkpoint(f, 300, NULL, 0, NULL, 0, 0);
+
+	hello(f, 400, PTS_HELLO_RING, &act);
+	assert_false(ingest_readings_waiting(f->g, now_ns(), &next));
+	assert_false(ingest_reading_next(f->g, &want));
+	assert_true(ingest_readings_waiting(f->g, next, &next));
+	assert_int_equal(next, 0);
+	owed_only(f, 400, PTS_CK_CONNECT);
+	checkpoint(f, 400, NULL, 0, NULL, 0, 0);
+
+	hello(f, 500, PTS_HELLO_RING | PTS_HELLO_UFFD, &act);
+	owed_only(f, 500, PTS_CK_CONNECT);
+	hello(f, 600, 0, &act);
+	owed_only(f, 600, PTS_CK_CONNECT);
+}
+
 /* A reading as the daemon makes it of a process that rests: BEGIN, its
  * mapping v and page run unless it is at rest, the mark, END. */
 static int marked_reading(struct fixture *f, int32_t pid,
@@ -378,6 +434,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(readings_owed_since_are_one, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(reading_at_rest, setup, teardown),
+		cmocka_unit_test_setup_teardown(first_reading_waits, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests_name("ingest_readings", tests, NULL, NULL);
 }
