@@ -10,6 +10,7 @@
 #include <libiberty/demangle.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,12 +130,94 @@ size_t report_build_id(const char *path, uint64_t dev, uint64_t ino,
 	return n > 0 && (size_t)n <= cap ? (size_t)n : 0;
 }
 
+/* Whether a file named name is in dir, dir/.debug, or under
+ * /usr/lib/debug at dir or one of its suffixes: where libdwfl's default
+ * path (":.debug:/usr/lib/debug") looks for a debug file by name. */
+static bool named_debug_file_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!access(path, F_OK))
+		return true;
+	snprintf(path, sizeof(path), "%s/.debug/%s", dir, name);
+	if (!access(path, F_OK))
+		return true;
+	for (const char *sub = dir; sub; sub = strchr(sub + 1, '/')) {
+		snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", sub, name);
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
+}
+
+/* Whether libdwfl could find file's debug file without debuginfod: by
+ * its build id under /usr/lib/debug/.build-id, or by name (its
+ * .gnu_debuglink, else its own name with and without .debug), beside the
+ * file or its real path. */
+static bool debug_file_on_disk(Dwfl_Module *mod, const char *file,
+			       const char *debuglink)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &id, &vaddr);
+	char path[PATH_MAX];
+	if (n > 1) {
+		int len = snprintf(path, sizeof(path),
+				   "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (int i = 1; i < n; i++)
+			len += snprintf(path + len, sizeof(path) - (size_t)len,
+					"%02x", id[i]);
+		snprintf(path + len, sizeof(path) - (size_t)len, ".debug");
+		if (!access(path, F_OK))
+			return true;
+	}
+	char *real = file ? realpath(file, NULL) : NULL;
+	const char *names[] = { file, real };
+	bool found = false;
+	for (size_t i = 0; i < 2 && !found; i++) {
+		const char *slash = names[i] ? strrchr(names[i], '/') : NULL;
+		if (!slash)
+			continue;
+		char dir[PATH_MAX], own[NAME_MAX + 8];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - names[i]),
+			 names[i]);
+		snprintf(own, sizeof(own), "%s.debug", slash + 1);
+		found = debuglink ? named_debug_file_in(dir, debuglink)
+				  : named_debug_file_in(dir, own) ||
+				    named_debug_file_in(dir, slash + 1);
+	}
+	free(real);
+	return found;
+}
+
+/* libdwfl's search, but without debuginfod when no server is set: libdw
+ * 0.188 (Debian 12) loads libdebuginfod, and libcurl's twenty libraries
+ * with it, at the first file whose debug file is on no disk, whether or
+ * not DEBUGINFOD_URLS names a server: 3-4 ms of the daemon's CPU in a run
+ * of a Python program.  (A dwz file's alternate, which its path names, is
+ * searched as libdwfl does.) */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, GElf_Addr base,
+			  const char *file, const char *debuglink,
+			  GElf_Word crc, char **debug_file)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	bool alt = debuglink && strchr(debuglink, '/');
+	if ((!urls || !*urls) && !alt &&
+	    !debug_file_on_disk(mod, file, debuglink)) {
+		errno = 0;
+		return -1;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file,
+					    debuglink, crc, debug_file);
+}
+
 /* Where libdwfl looks for an offline file's DWARF: in the file, else in
  * the debug file its build id (or .gnu_debuglink) names under
  * /usr/lib/debug, else from the debuginfod servers of DEBUGINFOD_URLS. */
 static const Dwfl_Callbacks offline = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 

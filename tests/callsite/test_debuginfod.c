@@ -116,12 +116,13 @@ static const struct jr_value *private_site(const struct jr_value *doc)
 	return NULL;
 }
 
-/* `ptshare run` of the stripped subject in env: its report, and the
- * line the subject said make_private's mmap is on. */
-static struct jr_value *run_stripped(const char *json, char **env, int *line)
+/* `ptshare run` of the stripped subject (at path) in env: its report,
+ * and the line the subject said make_private's mmap is on. */
+static struct jr_value *run_stripped_at(const char *path, const char *json,
+					char **env, int *line)
 {
 	const char *argv[] = { PTSHARE_PATH, "run", "--no-record", "--json", json,
-			       "-o", "/dev/null", "--", STRIPPED_PATH, NULL };
+			       "-o", "/dev/null", "--", path, NULL };
 	struct cmd c;
 	struct cmd_opts o = { .env = env };
 	int status = cmd_run(&c, argv, &o);
@@ -133,6 +134,23 @@ static struct jr_value *run_stripped(const char *json, char **env, int *line)
 	*line = atoi(said + strlen("site make_private "));
 	cmd_free(&c);
 	return report_read(json);
+}
+
+static struct jr_value *run_stripped(const char *json, char **env, int *line)
+{
+	return run_stripped_at(STRIPPED_PATH, json, env, line);
+}
+
+/* make_private's call site named from the debug file, at line. */
+static void assert_named(const struct jr_value *site, int line, const char *how)
+{
+	const char *function = jr_path_str(site, "function"),
+		   *file = jr_path_str(site, "file");
+	if (!function || strcmp(function, "make_private") || !file ||
+	    !strstr(file, "/callsite_subject.c"))
+		fail_msg("not named %s: %s (%s)", how,
+			 function ? function : "null", file ? file : "null");
+	assert_int_equal(jr_path_u64(site, "line", 0), line);
 }
 
 static void test_debuginfod(void **state)
@@ -183,14 +201,7 @@ static void test_debuginfod(void **state)
 	/* With it: named from the debug file the server sent. */
 	char **with = env_with((const char *[]){ urls, cache, NULL });
 	doc = run_stripped(tmp_path(dir, "with.json"), with, &line);
-	f = private_site(doc);
-	const char *function = jr_path_str(f, "function"),
-		   *file = jr_path_str(f, "file");
-	if (!function || strcmp(function, "make_private") || !file ||
-	    !strstr(file, "/callsite_subject.c"))
-		fail_msg("not named through debuginfod: %s (%s)",
-			 function ? function : "null", file ? file : "null");
-	assert_int_equal(jr_path_u64(f, "line", 0), line);
+	assert_named(private_site(doc), line, "through debuginfod");
 	jr_free(doc);
 
 	kill(server.pid, SIGTERM);
@@ -206,6 +217,36 @@ static void test_debuginfod(void **state)
 	free(s.env), free(without), free(with);
 }
 
+/* Without DEBUGINFOD_URLS (the daemon then asks no debuginfod, nor loads
+ * its client: report/symbols.c), a debug file on disk is still found: the
+ * stripped program's own name with .debug, beside it. */
+static void test_debug_file_beside(void **state)
+{
+	(void)state;
+	char dir[64], prog[128], debug[128];
+	tmp_make(dir, sizeof(dir));
+	snprintf(prog, sizeof(prog), "%s", tmp_path(dir, "callsite_stripped"));
+	snprintf(debug, sizeof(debug), "%s",
+		 tmp_path(dir, "callsite_stripped.debug"));
+	const char *cp[] = { "/bin/cp", STRIPPED_PATH, prog, NULL };
+	const char *cp_debug[] = { "/bin/cp", DEBUG_FILE_PATH, debug, NULL };
+	struct cmd c;
+	assert_int_equal(cmd_run(&c, cp, NULL), 0);
+	cmd_free(&c);
+	assert_int_equal(cmd_run(&c, cp_debug, NULL), 0);
+	cmd_free(&c);
+	char **env = env_with((const char *[]){ NULL });
+	int line;
+	struct jr_value *doc = run_stripped_at(prog, tmp_path(dir, "beside.json"),
+					       env, &line);
+	assert_named(private_site(doc), line, "from the debug file beside it");
+	jr_free(doc);
+	free(env);
+	const char *files[] = { "callsite_stripped", "callsite_stripped.debug",
+				"beside.json", NULL };
+	tmp_remove(dir, files);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -217,6 +258,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_debuginfod, teardown),
+		cmocka_unit_test_teardown(test_debug_file_beside, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
