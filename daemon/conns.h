@@ -27,6 +27,7 @@ struct conn {
 	bool broken;        /* dropped inside a reading: ended at the turn's
 			     * drain (a reading cannot end it under a caller) */
 	bool acked;         /* an ack went out: its HELLO's is the first */
+	bool exit_acked;    /* its EXIT's went out: ended at the turn's end */
 	struct uffd uf;     /* the process's userfaultfd, if it sent one */
 	struct rec_ring rr; /* its record ring, if it sent one */
 };

@@ -34,11 +34,14 @@ static void ack_send(struct loop *l, struct conn *c, const struct pts_ack *a)
 	if (c->uf.fd >= 0 && !c->uf.started && !l->stopping)
 		faults_start(l, c);
 	c->acked = true;
-	if (send(c->fd, a, sizeof(*a), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
-	    (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		ingest_drop(l->g, c->id, REPORT_DROP_DEAF);
-		shutdown(c->fd, SHUT_RDWR);
+	if (send(c->fd, a, sizeof(*a), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			ingest_drop(l->g, c->id, REPORT_DROP_DEAF);
+			shutdown(c->fd, SHUT_RDWR);
+		}
+		return;
 	}
+	c->exit_acked |= ingest_conn_exit_acked(l->g, c->id, a->acked_seq);
 }
 
 void acks_send(struct loop *l, const struct ingest_action *act)

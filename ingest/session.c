@@ -93,6 +93,13 @@ void *ingest_conn_owner(const struct ingest *g, uint32_t conn)
 	return c ? c->owner : NULL;
 }
 
+bool ingest_conn_exit_acked(const struct ingest *g, uint32_t conn,
+			    uint32_t seq)
+{
+	const struct session *s = ingest_session_of_conn(g, conn);
+	return s && s->exiting && s->exit_seq == seq;
+}
+
 bool ingest_conn_bind(struct ingest *g, struct session *s, uint32_t conn)
 {
 	if (grow_array((void **)&g->conn, &g->cap_conn, g->nconn + 1,

@@ -5,7 +5,9 @@
  * line per fact the test checks.  Built without sanitizers: the daemon
  * reads its /proc at every checkpoint.
  *
- *   polite   HELLO, a mapping and its unmapping, EXIT; prints the ACKs
+ *   polite   HELLO, a mapping and its unmapping, EXIT; prints the ACKs,
+ *            then whether the daemon ended the connection (nothing
+ *            follows an EXIT) while the client still runs
  *   hostile  HELLO, then every kind of malformed packet (some carrying
  *            fds), then EXIT; prints how many were malformed and whether
  *            the daemon closed the fds it was sent
@@ -147,11 +149,22 @@ static void map_and_unmap(size_t len)
 	send_packet(&u, sizeof(u), -1);
 }
 
+/* "ended" once the daemon has hung up, "open" after the bound. */
+static const char *hang_up(void)
+{
+	struct pollfd p = { sock, POLLRDHUP, 0 };
+	char b;
+	if (poll(&p, 1, ACK_TIMEOUT_MS) != 1)
+		return "open";
+	return recv(sock, &b, 1, MSG_DONTWAIT) == 0 ? "ended" : "open";
+}
+
 static int polite(void)
 {
 	printf("hello %s\n", hello());
 	map_and_unmap(4u << 20);
 	printf("exit %s\n", bye());
+	printf("connection %s\n", hang_up());
 	return 0;
 }
 

@@ -42,7 +42,9 @@ static void test_polite(void **state)
 	assert_true(S_ISSOCK(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0600);
 	pid_t pid = client(&d, "polite", &c);
-	assert_string_equal(c.text[0], "hello acked\nexit acked\n");
+	/* The daemon ends the connection once it has acked the EXIT. */
+	assert_string_equal(c.text[0],
+			    "hello acked\nexit acked\nconnection ended\n");
 	cmd_free(&c);
 	assert_int_equal(daemon_down(&d, SIGTERM), 0);
 
@@ -83,7 +85,8 @@ static void test_hostile(void **state)
 		cmd_free(&c);
 	}
 	pid_t polite = client(&d, "polite", &c);
-	assert_string_equal(c.text[0], "hello acked\nexit acked\n");
+	assert_string_equal(c.text[0],
+			    "hello acked\nexit acked\nconnection ended\n");
 	cmd_free(&c);
 	assert_int_equal(daemon_down(&d, SIGTERM), 0);
 
@@ -207,7 +210,8 @@ static void test_signals(void **state)
 	daemon_up(&d, NULL, true);
 	kill(d.c.pid, SIGINT);
 	client(&d, "polite", &c);
-	assert_string_equal(c.text[0], "hello acked\nexit acked\n");
+	assert_string_equal(c.text[0],
+			    "hello acked\nexit acked\nconnection ended\n");
 	cmd_free(&c);
 	assert_int_equal(daemon_down(&d, SIGTERM), 0);
 	daemon_free(&d);
