@@ -194,7 +194,10 @@ int procfs_image_read(int pid, const struct procfs_fs_table *fs,
 	int r;
 	for (int i = 0; i < READ_TRIES; i++) {
 		img->rest = rest;
-		if ((r = read_once(pid, fs, img)) || img->stable)
+		r = read_once(pid, fs, img);
+		if (r == -EAGAIN) /* its maps changed while read */
+			continue;
+		if (r || img->stable)
 			break;
 	}
 	if (r)

@@ -115,6 +115,18 @@ static int parse_text(struct procfs_maps *m, const struct procfs_fs_table *fs)
 	return 0;
 }
 
+/* /proc/PID/maps is printed a chunk at a time, each resuming at the end of
+ * the last mapping printed: a process that maps meanwhile may show a
+ * mapping grown or merged across that end again, overlapping the one
+ * before it (docs/procfs.md).  PROCMAP_QUERY, asked from each end, alike. */
+bool procfs_maps_ordered(const struct procfs_maps *m)
+{
+	for (size_t i = 1; i < m->n; i++)
+		if (m->vmas[i].start < m->vmas[i - 1].end)
+			return false;
+	return true;
+}
+
 int procfs_maps_parse(const char *text, size_t len,
 		      const struct procfs_fs_table *fs, struct procfs_maps *out)
 {
@@ -125,6 +137,8 @@ int procfs_maps_parse(const char *text, size_t len,
 		return err;
 	}
 	err = parse_text(out, fs);
+	if (!err && !procfs_maps_ordered(out))
+		err = -EPROTO; /* no maps file says that */
 	if (err)
 		out->n = 0;
 	return err;
@@ -138,6 +152,8 @@ int procfs_maps_read(int pid, const struct procfs_fs_table *fs, unsigned flags,
 
 	if (!err)
 		err = parse_text(out, fs);
+	if (!err && !procfs_maps_ordered(out))
+		err = -EAGAIN; /* changed while read: read again */
 	if (err)
 		out->n = 0;
 	return err;

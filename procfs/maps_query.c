@@ -163,6 +163,8 @@ int procfs_maps_query(int pid, const struct procfs_fs_table *fs,
 	procfs_names_trim(names);
 	int err = query_all(fd, fs, names, out);
 	close(fd);
+	if (!err && !procfs_maps_ordered(out))
+		err = -EAGAIN;
 	if (err)
 		out->n = 0;
 	return err;

@@ -102,6 +102,9 @@ const struct procfs_name *procfs_names_add(struct procfs_names *t,
 void procfs_names_trim(struct procfs_names *t);
 /* maps.c: a path's " (deleted)" cut off, in place; whether it had one. */
 bool procfs_path_cut_deleted(char *path, size_t *len);
+/* Whether m's mappings are in address order, none overlapping the one
+ * before: a read of a process that maps meanwhile may not be (maps.c). */
+bool procfs_maps_ordered(const struct procfs_maps *m);
 
 /* Kind, huge page size and special name of a parsed mapping. */
 void procfs_classify(struct procfs_vma *v, const struct procfs_fs_table *fs);

@@ -145,6 +145,11 @@ static void test_maps_malformed(void **state)
 		"7f0000100000-7f0000200000 r-xp 00000000 fe:00 1 /x\nRss: x kB\n",
 		"7f0000100000-7f0000200000 r-xp 00000000 fe:00 1 /x\n garbage\n",
 		"1ffffffffffffffff-2 r-xp 00000000 fe:00 1 /x\n",          /* overflow */
+		/* overlapping: a read torn by the process mapping meanwhile */
+		"7f0000100000-7f0000200000 r-xp 00000000 fe:00 1 /x\n"
+		"7f00001ff000-7f0000300000 rw-p 00000000 00:00 0\n",
+		"7f0000300000-7f0000400000 r-xp 00000000 fe:00 1 /x\n" /* order */
+		"7f0000100000-7f0000200000 rw-p 00000000 00:00 0\n",
 	};
 	struct procfs_maps m = { 0 };
 
