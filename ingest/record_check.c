@@ -49,6 +49,16 @@ static bool run_info_terminated(const union aligned_rec *r)
 	return memchr(i->command, 0, PTS_RUN_CMD) != NULL;
 }
 
+/* Whether a PTS_RUN_INFO's times are a daemon's: none before 1970, the
+ * end (when there is one) not before the start; the report takes their
+ * difference (fuzz_trace: run-info-times). */
+static bool run_info_timed(const union aligned_rec *r)
+{
+	const struct pts_run_info *i = (const struct pts_run_info *)r;
+	return i->start_ns >= 0 && i->end_ns >= 0 &&
+	       (!i->end_ns || i->end_ns >= i->start_ns);
+}
+
 /* Whether buf is a well-formed record a shim (or, for traces, the daemon)
  * may send; NULL when it is, else why not. */
 const char *ingest_record_check(const union aligned_rec *r, size_t len,
@@ -100,6 +110,8 @@ const char *ingest_record_check(const union aligned_rec *r, size_t len,
 	     !memchr(((const struct pts_exec *)r)->path, 0, 256)) ||
 	    (h->type == PTS_RUN_INFO && !run_info_terminated(r)))
 		return "an unterminated string";
+	if (h->type == PTS_RUN_INFO && !run_info_timed(r))
+		return "a run that ends before it starts";
 	if (h->type == PTS_CK_END && ((const struct pts_ck_end *)r)->vmpte_kb < -1)
 		return "a VmPTE below -1 (unknown)";
 	if (h->type == PTS_CK_REST && !((const struct pts_ck_rest *)r)->mark)
