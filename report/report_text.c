@@ -232,9 +232,14 @@ static void mappings(FILE *f, const struct report *r, size_t top)
 }
 
 /* ptshare run: every process at its last checkpoint, and what the stream
- * lost on the way. */
+ * lost on the way.  A model short of a steady VmPTE is missing tables that
+ * hold no page: /proc shows pages, not tables, and memory the C library
+ * empties itself (a thread's malloc arena trimmed) makes no call the shim
+ * sees. */
 static void finals(FILE *f, const struct report *r)
 {
+	static const char unseen[] = ": tables with no page present, which no "
+				     "reading shows (docs/procfs.md)";
 	if (!r->nfinals)
 		return;
 	fprintf(f, "\nmodel vs kernel at each process's last checkpoint: %zu of "
@@ -251,7 +256,8 @@ static void finals(FILE *f, const struct report *r)
 				" kB (%+" PRId64 ") at %s%s\n", x->model_kb,
 				x->proc.vmpte_kb, x->model_kb - x->proc.vmpte_kb,
 				report_checkpoint_name(x->reason),
-				x->proc.stable ? "" : ", changing while read");
+				!x->proc.stable ? ", changing while read"
+				: x->model_kb < x->proc.vmpte_kb ? unseen : "");
 	}
 }
 

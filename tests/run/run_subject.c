@@ -225,6 +225,32 @@ static int threads(void)
 	return 0;
 }
 
+/* A thread whose malloc arena grows past 2 MiB and shrinks back: glibc
+ * trims it with its own madvise(MADV_DONTNEED), which no interposer sees,
+ * and the page tables it emptied stay (docs/procfs.md). */
+static void *arena_thread(void *arg)
+{
+	enum { BLOCKS = 40, BLOCK = 100000 };
+	char *p[BLOCKS];
+	for (int i = 0; i < BLOCKS; i++) {
+		if (!(p[i] = malloc(BLOCK)))
+			die("malloc");
+		memset(p[i], 1, BLOCK);
+	}
+	for (int i = BLOCKS; i-- > 0;)
+		free(p[i]);
+	return arg;
+}
+
+static int arena(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, arena_thread, NULL) || pthread_join(t, NULL))
+		die("pthread_create");
+	say("arena done\n");
+	return 0;
+}
+
 /* A new image that maps and touches memory of its own. */
 static int leaf(void)
 {
@@ -361,6 +387,8 @@ int main(int argc, char **argv)
 		return closefds();
 	if (!strcmp(s, "threads"))
 		return threads();
+	if (!strcmp(s, "arena"))
+		return arena();
 	if (!strcmp(s, "spawn"))
 		return spawn(argv[0]);
 	if (!strcmp(s, "exec"))
@@ -383,6 +411,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: run_subject forktree|sysv|remap|closefds|threads|"
-		"spawn|exec|leaf|chatter|signals|daemonise|exit N|kill SIG\n");
+		"arena|spawn|exec|leaf|chatter|signals|daemonise|exit N|"
+		"kill SIG\n");
 	return 2;
 }

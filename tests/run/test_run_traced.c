@@ -286,6 +286,27 @@ static void test_threads(void **state)
 	traced_free(&t);
 }
 
+/* What no reading can show (docs/procfs.md): a thread's malloc arena
+ * trimmed by the C library's own madvise leaves page tables with no page
+ * present.  The model comes out short of a steady VmPTE by whole tables,
+ * and the report says why. */
+static void test_arena(void **state)
+{
+	const char *args[] = { "arena", NULL };
+	struct traced t;
+	traced_run(&t, args);
+	assert_string_equal(t.c.text[0], "arena done\n");
+	int64_t model = jr_path_i64(t.doc, "final_checkpoints[0].model_kb", -1),
+		vmpte = jr_path_i64(t.doc, "final_checkpoints[0].vmpte_kb", -1);
+	if (model < 0 || model >= vmpte || (vmpte - model) % 4 ||
+	    !jr_bool(jr_path(t.doc, "final_checkpoints[0].stable")))
+		fail_msg("model %lld kB, VmPTE %lld kB", (long long)model,
+			 (long long)vmpte);
+	if (!strstr(t.c.text[1], "tables with no page present"))
+		fail_msg("not said:\n%s", t.c.text[1]);
+	traced_free(&t);
+}
+
 /* vfork + exec and posix_spawn: each new image connects on its own. */
 static void test_spawn(void **state)
 {
@@ -402,6 +423,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remap, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_closefds, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_threads, run_tmpdir_setup, run_tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_arena, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_spawn, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_exec, run_tmpdir_setup, run_tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_short_lived, run_tmpdir_setup, run_tmpdir_teardown),
