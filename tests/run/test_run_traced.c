@@ -294,12 +294,16 @@ static void test_arena(void **state)
 {
 	const char *args[] = { "arena", NULL };
 	struct traced t;
+	long pid;
 	traced_run(&t, args);
-	assert_string_equal(t.c.text[0], "arena done\n");
-	int64_t model = jr_path_i64(t.doc, "final_checkpoints[0].model_kb", -1),
-		vmpte = jr_path_i64(t.doc, "final_checkpoints[0].vmpte_kb", -1);
+	assert_int_equal(pids_of(cmd_line(&t.c), "@arena", &pid, 1), 1);
+	assert_string_equal(cmd_line(&t.c), "arena done");
+	const struct jr_value *f = report_final(t.doc, pid);
+	assert_non_null(f);
+	int64_t model = jr_path_i64(f, "model_kb", -1),
+		vmpte = jr_path_i64(f, "vmpte_kb", -1);
 	if (model < 0 || model >= vmpte || (vmpte - model) % 4 ||
-	    !jr_bool(jr_path(t.doc, "final_checkpoints[0].stable")))
+	    !jr_bool(jr_path(f, "stable")))
 		fail_msg("model %lld kB, VmPTE %lld kB", (long long)model,
 			 (long long)vmpte);
 	if (!strstr(t.c.text[1], "tables with no page present"))
