@@ -704,9 +704,9 @@ static int turn(struct loop *l)
 	l->naccepted = 0;
 	drain_rings(l);
 	serve_faults(l);
-	first_readings(l);
 	if (l->tick_due)
 		tick(l);
+	first_readings(l); /* after the tick, which may read HELLOs too */
 	end_exited(l);
 	serve_reports(l);
 	return 0;
