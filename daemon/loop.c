@@ -594,17 +594,17 @@ static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
 	return still;
 }
 
-/*
- * The connections whose EXIT is acked, ended: nothing follows an EXIT, and
- * ending them here spares the daemon a wake-up at each process's exit, in
- * which it took the CPU the exiting process and its parent (a shell
- * looping over /bin/true) were about to run on.  Backwards, as drain_all.
- */
+/* The connections whose EXIT is acked, ended: nothing follows an EXIT,
+ * and the process's own close woke us as it and its parent (a shell
+ * looping over /bin/true) wanted the CPU.  What it sent before the ack
+ * (its kick) is read first: a unix socket closed with packets unread
+ * fails its peer's next read (ECONNRESET) before the ack queued for it.
+ * Backwards, as drain_all. */
 static void end_exited(struct loop *l)
 {
 	for (size_t i = l->conns.nopen; i-- > 0;) {
 		struct conn *c = l->conns.open[i];
-		if (c->exit_acked)
+		if (c->exit_acked && drain_conn(l, c, DRAIN_MAX))
 			conn_end(l, c);
 	}
 }
@@ -637,19 +637,15 @@ static int wait_some(struct loop *l)
 	struct io_uring_cqe *cqe;
 	if (l->faults_due || l->rings_due)
 		return io_uring_submit_and_get_events(&l->ring);
+	struct __kernel_timespec ts = l->idle;
 	if (l->first_read_ns) { /* a first reading waits: not past its time */
-		uint64_t now = now_ns();
+		uint64_t now = now_ns(), idle = PTS_HEARTBEAT_IDLE_MS * 1000000ull;
 		uint64_t wait = l->first_read_ns > now ? l->first_read_ns - now : 0;
-		uint64_t idle = PTS_HEARTBEAT_IDLE_MS * 1000000ull;
-		wait = wait < idle ? wait : idle;
-		struct __kernel_timespec ts = { .tv_sec = (long long)(wait / 1000000000),
-						.tv_nsec = (long long)(wait % 1000000000) };
-		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts,
-							 NULL);
+		ts = (struct __kernel_timespec){ .tv_nsec = (long long)(wait < idle
+									? wait : idle) };
 	}
-	if (l->cfg.heartbeat || l->conns.nopen)
-		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &l->idle,
-							 NULL);
+	if (l->first_read_ns || l->cfg.heartbeat || l->conns.nopen)
+		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
 	return io_uring_submit_and_wait(&l->ring, 1);
 }
 
