@@ -41,7 +41,8 @@ static void ack_send(struct loop *l, struct conn *c, const struct pts_ack *a)
 		}
 		return;
 	}
-	c->exit_acked |= ingest_conn_exit_acked(l->g, c->id, a->acked_seq);
+	if (ingest_conn_exit_acked(l->g, c->id, a->acked_seq))
+		l->exits_acked = c->exit_acked = true;
 }
 
 void acks_send(struct loop *l, const struct ingest_action *act)

@@ -602,6 +602,9 @@ static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
  * Backwards, as drain_all. */
 static void end_exited(struct loop *l)
 {
+	if (!l->exits_acked)
+		return;
+	l->exits_acked = false;
 	for (size_t i = l->conns.nopen; i-- > 0;) {
 		struct conn *c = l->conns.open[i];
 		if (c->exit_acked && drain_conn(l, c, DRAIN_MAX))
@@ -639,10 +642,9 @@ static int wait_some(struct loop *l)
 		return io_uring_submit_and_get_events(&l->ring);
 	struct __kernel_timespec ts = l->idle;
 	if (l->first_read_ns) { /* a first reading waits: not past its time */
-		uint64_t now = now_ns(), idle = PTS_HEARTBEAT_IDLE_MS * 1000000ull;
+		uint64_t now = now_ns(), idle = (uint64_t)l->idle.tv_nsec;
 		uint64_t wait = l->first_read_ns > now ? l->first_read_ns - now : 0;
-		ts = (struct __kernel_timespec){ .tv_nsec = (long long)(wait < idle
-									? wait : idle) };
+		ts.tv_nsec = (long long)(wait < idle ? wait : idle);
 	}
 	if (l->first_read_ns || l->cfg.heartbeat || l->conns.nopen)
 		return io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);

@@ -60,6 +60,7 @@ struct loop {
 	bool faults_due;       /* a userfaultfd was left with faults to read */
 	bool rings_due;        /* a ring was left with records to read */
 	uint64_t first_read_ns; /* a first reading waits until then; 0: none */
+	bool exits_acked;      /* an EXIT's ack went out: end_exited() */
 };
 
 /* The ring and the first requests.  0, or -errno. */

@@ -7,6 +7,7 @@
 
 #include "ingest_internal.h"
 #include "lib/grow.h"
+#include "lib/hex.h"
 #include "report/symbols.h"
 
 void ingest_build_id_object(struct ingest *g, const struct pts_ck_build_id *r)
@@ -18,13 +19,6 @@ void ingest_build_id_object(struct ingest *g, const struct pts_ck_build_id *r)
 		return;
 	memcpy(n->build_id, r->id, r->len);
 	n->build_id_len = r->len;
-}
-
-static void hex(char *out, const uint8_t *id, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
-	out[2 * len] = '\0';
 }
 
 void ingest_check_build_ids(struct ingest *g, struct report *r)
@@ -48,7 +42,7 @@ void ingest_check_build_ids(struct ingest *g, struct report *r)
 		}
 		b = &r->build_ids[r->nbuild_ids++];
 		b->object = object;
-		hex(b->trace, n->build_id, n->build_id_len);
-		hex(b->here, here, len);
+		hex_text(b->trace, n->build_id, n->build_id_len);
+		hex_text(b->here, here, len);
 	}
 }

@@ -361,7 +361,7 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 	}
 	s->applied_seq = h->seq;
 	/* Its first reading waited for something to read (or its EXIT's). */
-	if (h->type != PTS_HELLO && h->type != PTS_EXIT)
+	if (s->first_read_ns && h->type != PTS_HELLO && h->type != PTS_EXIT)
 		ingest_owe_now(g, s);
 	switch (h->type) {
 	case PTS_HELLO:

@@ -54,7 +54,7 @@ void ingest_owed_forget(struct ingest *g)
  * waits for its reading), a reading of every process, or FIRST_READ_WAIT_NS
  * after its HELLO, whichever comes first: the daemon answers the next
  * process's HELLO meanwhile rather than after this one's reading.  Until
- * then the worlds hold it with no mapping (docs/daemon.md, *Readings*).
+ * then the worlds hold it with no mapping (docs/daemon.md, *The loop*).
  */
 #define FIRST_READ_WAIT_NS (2 * 1000 * 1000)
 

@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include "lib/grow.h"
+#include "lib/hex.h"
 #include "lib/ptr_map.h"
 #include "symbols.h"
 #include "lib/bsearch.h"
+#include "ptshare/wire.h"
 
 struct func {
 	uint64_t start, end;
@@ -160,14 +162,11 @@ static bool debug_file_on_disk(Dwfl_Module *mod, const char *file,
 	const unsigned char *id;
 	GElf_Addr vaddr;
 	int n = dwfl_module_build_id(mod, &id, &vaddr);
-	char path[PATH_MAX];
-	if (n > 1) {
-		int len = snprintf(path, sizeof(path),
-				   "/usr/lib/debug/.build-id/%02x/", id[0]);
-		for (int i = 1; i < n; i++)
-			len += snprintf(path + len, sizeof(path) - (size_t)len,
-					"%02x", id[i]);
-		snprintf(path + len, sizeof(path) - (size_t)len, ".debug");
+	if (n > 1 && n <= PTS_BUILD_ID_MAX) {
+		char text[2 * PTS_BUILD_ID_MAX + 1], path[PATH_MAX];
+		hex_text(text, id, (size_t)n);
+		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 text, text + 2);
 		if (!access(path, F_OK))
 			return true;
 	}
