@@ -69,6 +69,7 @@ static void ck_end(struct ingest *g, struct session *s,
 	uint32_t pid = (uint32_t)s->pid;
 	bool at_rest = e->flags & PTS_CK_AT_REST;
 	ck->open = false;
+	s->unread = false;
 	ck->rest_last = 0;
 	if (!at_rest)
 		ck->nvma_last = ck->nvma;

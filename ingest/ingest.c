@@ -198,8 +198,9 @@ static void fork_enter(struct ingest *g, struct session *parent,
 		ingest_session_refused(g, parent, "the model refused the fork");
 		return;
 	}
+	c->copy_unread = parent->in_model;
 	if (c->hello_seq) { /* its HELLO came first: it may wait for us */
-		ingest_owe(g, c, PTS_CK_FORK);
+		ingest_owe_forked(g, c);
 		ingest_action_ack(act, c->conn, c->hello_seq);
 		c->hello_seq = 0;
 		release_held(g, c, act); /* last: it may end c */
@@ -263,6 +264,7 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 	s->ppid = r->ppid;
 	s->last.proc.ppid = (uint32_t)r->ppid;
 	s->untraced = false;
+	s->uffd = r->flags & PTS_HELLO_UFFD;
 	/* Without a userfaultfd, faults are seen through pagemap only; the
 	 * daemon says which mode the others get (PTS_FAULT_MODE). */
 	if (!(r->flags & PTS_HELLO_UFFD)) {
@@ -297,6 +299,8 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 	if (reason == PTS_CK_CONNECT && (r->flags & PTS_HELLO_RING) &&
 	    !(r->flags & PTS_HELLO_UFFD))
 		ingest_owe_later(g, s);
+	else if (reason == PTS_CK_FORK)
+		ingest_owe_forked(g, s);
 	else
 		ingest_owe(g, s, reason);
 	ingest_action_ack(act, conn, r->h.seq);
@@ -380,7 +384,9 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 	case PTS_EXIT:
 		s->exiting = true;
 		s->exit_seq = h->seq;
-		s->first_read_ns = 0; /* its EXIT's reading is its first */
+		/* its EXIT's reading is its first */
+		s->first_read_ns = 0;
+		s->copy_unread = false;
 		/* The first to leave: everyone's reading is owed while they
 		 * are all here, so the peak sees the pages they touched since
 		 * the last timer, then its own, its last (the shim waits for

@@ -97,6 +97,11 @@ struct session {
 	uint32_t resync_wait;    /* its packets before an owed reading may be done */
 	bool reading_due;        /* a reading of its /proc is owed */
 	uint64_t first_read_ns;  /* its first reading waits since (HELLO), 0: none */
+	/* A forked copy of its parent not read yet: its first reading
+	 * waits until it is asked for (readings_owed.c) */
+	bool copy_unread;
+	bool unread;             /* in the worlds, no reading of it over since */
+	bool uffd;               /* its image handed a userfaultfd over */
 	uint32_t new_sites;      /* call sites its records added */
 	struct code_map code;    /* its code, at its last checkpoint */
 	struct site_ranges sites; /* which call made which range */
@@ -307,5 +312,8 @@ void ingest_owed_forget(struct ingest *g);
  * still waits. */
 void ingest_owe_later(struct ingest *g, struct session *s);
 void ingest_owe_now(struct ingest *g, struct session *s);
+/* The first reading of s, a forked child that said HELLO: owed now, or
+ * when asked for (ingest_owe_now) if its model is its parent's copy. */
+void ingest_owe_forked(struct ingest *g, struct session *s);
 
 #endif

@@ -156,6 +156,14 @@ static uint64_t worlds_tables(const struct ingest *g)
 	return h;
 }
 
+static bool unread_in_worlds(const struct ingest *g)
+{
+	for (size_t i = 0; i < g->nsess; i++)
+		if (g->sess[i]->in_model && g->sess[i]->unread)
+			return true;
+	return false;
+}
+
 void ingest_capture_peak(struct ingest *g, bool always)
 {
 	uint64_t t[PT_NR_LEVELS];
@@ -176,6 +184,14 @@ void ingest_capture_peak(struct ingest *g, bool always)
 		return;
 	if (g->peak.nrows && !always &&
 	    g->since_peak + PEAK_FREE_PROCESSES < g->nsess) {
+		if (total > g->peak_tables && total > *skipped)
+			*skipped = total;
+		return;
+	}
+	/* A process in the worlds that no reading has checked yet (a forked
+	 * child is its parent's copy until its first: readings_owed.c) has
+	 * no VmPTE to hold its model to: a moment with none is taken. */
+	if (!always && unread_in_worlds(g)) {
 		if (total > g->peak_tables && total > *skipped)
 			*skipped = total;
 		return;

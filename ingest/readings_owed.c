@@ -69,12 +69,32 @@ void ingest_owe_later(struct ingest *g, struct session *s)
 	s->first_read_ns = now_ns();
 }
 
+/*
+ * A forked child copied from its parent's model (copy_unread), whole
+ * already, is read first when it is asked to be (a kick: its exec waits
+ * for that reading, a fork of its own kicks), at its EXIT, or in a reading
+ * of every process: a PostgreSQL backend forked per connection is read
+ * once, at its end, not at both.  One that handed a userfaultfd over is
+ * read now, its registrations following that reading (docs/faults.md), and
+ * so is one the worlds hold nothing of (its parent was not in them).
+ */
+void ingest_owe_forked(struct ingest *g, struct session *s)
+{
+	if (s->copy_unread && !s->uffd)
+		return;
+	s->copy_unread = false;
+	ingest_owe(g, s, PTS_CK_FORK);
+}
+
 void ingest_owe_now(struct ingest *g, struct session *s)
 {
-	if (!s->first_read_ns)
-		return;
-	s->first_read_ns = 0;
-	ingest_owe(g, s, PTS_CK_CONNECT);
+	if (s->first_read_ns) {
+		s->first_read_ns = 0;
+		ingest_owe(g, s, PTS_CK_CONNECT);
+	} else if (s->copy_unread) {
+		s->copy_unread = false;
+		ingest_owe(g, s, PTS_CK_FORK);
+	}
 }
 
 void ingest_reading_asked(struct ingest *g, int32_t pid)

@@ -239,6 +239,7 @@ bool ingest_enter_model(struct ingest *g, struct session *s, int32_t parent)
 		ingest_code_map_copy(&s->code, &p->code);
 	}
 	s->in_model = true;
+	s->unread = true;
 	return true;
 }
 

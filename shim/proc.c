@@ -61,16 +61,15 @@ static void exe_name(char *exe, size_t cap)
  * too, and every record after HELLO into the ring; without the daemon's
  * connection it is of no use, and unmapped.
  *
- * With a ring, a new image runs on at once: the daemon reads /proc between
- * our calls (the ring's hold).  It waits for the ACK when the daemon must
- * register its userfaultfd before it touches shared memory, when records
- * go by the socket (then the reading needs it at rest), and in a forked
- * child: its ACK comes once the daemon has copied its parent's model (its
- * reading follows, between our calls), which keeps a program that forks
- * faster than the daemon reads (a server forking a backend per
- * connection) at the daemon's pace, instead of its children piling up at
- * their exits, each waiting there for its last reading (PostgreSQL then
- * refuses connections: too many clients). */
+ * With a ring, a new image and a forked child run on at once: the daemon
+ * reads /proc between our calls (the ring's hold), a forked child's model
+ * being its parent's copy until then.  It waits for the ACK when the
+ * daemon must register its userfaultfd before it touches shared memory,
+ * and when records go by the socket (then the reading needs it at rest).
+ * A forked child that waited for its model's copy cost each PostgreSQL
+ * connection (pgbench -C) a round trip behind the daemon's readings of
+ * the backends before it: 3.4 ms a connection instead of 2.9 (plain:
+ * 2.3; docs/performance.md). */
 static void hello(uint32_t flags, uint32_t parent_seq)
 {
 	struct pts_hello m = {
@@ -102,8 +101,7 @@ static void hello(uint32_t flags, uint32_t parent_seq)
 	shim_proc.uffd_sent = sent && uffd >= 0;
 	if (!sent)
 		ring_drop();
-	bool waits = shim_proc.uffd_sent || !shim_proc.ring ||
-		     (flags & PTS_HELLO_FORKED);
+	bool waits = shim_proc.uffd_sent || !shim_proc.ring;
 	if (sent && waits && !conn_wait_ack(m.h.seq))
 		shim_say("no ACK of HELLO within wait_ms", NULL, shim_cfg.wait_ms);
 }

@@ -343,14 +343,16 @@ static void take_record(struct fake_daemon *d, struct fake_conn *c,
 		fail(d, c, "a valid record cannot be %zu bytes", len);
 	else
 		check_record(d, c, r, len, fds);
+	bool held = d->opts.hold_forked && r->r.h.type == PTS_HELLO &&
+		    (r->r.hello.flags & PTS_HELLO_FORKED);
 	if (r->r.h.type == PTS_HELLO || r->r.h.type == PTS_EXIT) {
 		r->state = proc_state(c->pid);
-		if (!d->opts.no_ack)
+		if (!d->opts.no_ack && !held)
 			ack(c, r);
 	}
 	/* Its /proc "read", as ptshared says once it has: a fork waits
 	 * for that (docs/wire-protocol.md, Readings between calls). */
-	if (r->r.h.type == PTS_HELLO && c->ring && !d->opts.no_ack) {
+	if (r->r.h.type == PTS_HELLO && c->ring && !d->opts.no_ack && !held) {
 		__atomic_store_n(&c->ring->read, 1, __ATOMIC_SEQ_CST);
 		syscall(SYS_futex, &c->ring->read, FUTEX_WAKE, INT_MAX, NULL,
 			NULL, 0);

@@ -19,6 +19,7 @@ struct fake_opts {
 	bool no_ack;     /* never answer HELLO or EXIT */
 	bool allow_gaps; /* the socket may fill up: gaps must be told by LOST */
 	bool paused;     /* read nothing until fake_pause(d, false) */
+	bool hold_forked; /* never answer a forked child's HELLO */
 };
 
 struct fake_rec {
