@@ -134,7 +134,8 @@ struct report_final ingest_final_of(const struct ingest *g,
 			 : REPORT_UNTRACED_EXEC;
 	for (size_t k = 0; k < g->ws->n; k++) {
 		struct mm_proc_stats st;
-		if (s->in_model && !mm_proc_stats(g->ws->w[k], (uint32_t)s->pid, &st)) {
+		if (s->in_model &&
+		    !mm_proc_counters(g->ws->w[k], (uint32_t)s->pid, &st)) {
 			f.faults[k] = st.faults;
 			f.observed[k] = st.faults_observed;
 		}

@@ -33,7 +33,7 @@ static void count_view(const struct pt_table *t, bool shared,
 	}
 }
 
-static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
+static void proc_counters(const struct mm_space *mm, struct mm_proc_stats *s)
 {
 	*s = (struct mm_proc_stats){
 		.pid = mm->pid,
@@ -45,6 +45,11 @@ static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
 		.cow_copies = mm->c.cow_copies,
 		.vmas = mm->vmas.n,
 	};
+}
+
+static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
+{
+	proc_counters(mm, s);
 	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v))
 		s->mapped_bytes += v->end - v->start;
 	count_view(mm->pgd, false, s);
@@ -57,6 +62,16 @@ int mm_proc_stats(const struct mm_world *w, uint32_t pid,
 	if (!mm)
 		return -ESRCH;
 	proc_stats(mm, out);
+	return 0;
+}
+
+int mm_proc_counters(const struct mm_world *w, uint32_t pid,
+		     struct mm_proc_stats *out)
+{
+	const struct mm_space *mm = mm_find(w, pid);
+	if (!mm)
+		return -ESRCH;
+	proc_counters(mm, out);
 	return 0;
 }
 

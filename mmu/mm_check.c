@@ -137,9 +137,10 @@ static int check_vmas(struct mm_world *w, struct mm_space *mm,
 		return BAD(w, "process %u: its mapping tree and list disagree",
 			   mm->pid);
 	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v)) {
+		uint64_t page = v->huge_shift ? 1ULL << v->huge_shift
+					      : MM_PAGE_SIZE;
 		if (v->mm != mm || v->start < prev_end || v->end <= v->start ||
-		    v->end > MM_TASK_SIZE ||
-		    ((v->start | v->end) & (MM_PAGE_SIZE - 1)))
+		    v->end > MM_TASK_SIZE || ((v->start | v->end) & (page - 1)))
 			return BAD(w, "process %u: bad or unsorted mapping "
 				   "[%#llx, %#llx)", mm->pid,
 				   (unsigned long long)v->start,

@@ -215,15 +215,20 @@ void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 	}
 }
 
-/* A hugetlb VMA is only ever cut at its page size. */
+/* A hugetlb VMA is only ever cut at its page size.  Its own bounds are
+ * (mm_map and mm_remap refuse others, this check guards every cut, and
+ * mm_check says so), so only the VMAs that start and end fall inside can
+ * be cut: two lookups, not a walk over every VMA between (a reading
+ * observes the whole address space, in every world). */
 int mm_vma_check_huge_edges(struct mm_world *w, const struct mm_space *mm,
 			    uint64_t start, uint64_t end)
 {
-	const struct mm_vma *v;
-	vma_for_each_in(v, mm, start, end) {
-		uint64_t hp = v->huge_shift ? 1ULL << v->huge_shift : 0;
-		if (hp && (max_u64(start, v->start) | min_u64(end, v->end)) &
-				  (hp - 1))
+	const uint64_t edge[] = { start, end };
+	for (size_t i = 0; i < 2; i++) {
+		const struct mm_vma *v = mm_vma_first_after(mm, edge[i]);
+		uint64_t hp = v && v->start < edge[i] && v->huge_shift
+				      ? 1ULL << v->huge_shift : 0;
+		if (hp && (edge[i] & (hp - 1)))
 			return mm_fail(w, -EINVAL, "[%#llx, %#llx) splits a "
 				       "hugetlb page of the mapping at %#llx",
 				       (unsigned long long)start,

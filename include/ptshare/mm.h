@@ -212,6 +212,11 @@ int mm_observe(struct mm_world *w, uint32_t pid, uint64_t start, uint64_t end,
 /* One process; pss_bytes is left 0 (it needs the whole world). */
 int mm_proc_stats(const struct mm_world *w, uint32_t pid,
 		  struct mm_proc_stats *out);
+/* Its counters and vmas alone, without the walk of its tables and
+ * mappings (tables, shared and mapped_bytes left 0): what a process
+ * leaving the world keeps, at every exit. */
+int mm_proc_counters(const struct mm_world *w, uint32_t pid,
+		     struct mm_proc_stats *out);
 
 /*
  * Every process (up to cap of them into out, in creation order) and the
