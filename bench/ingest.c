@@ -71,7 +71,10 @@
 #define CLIENTS 8
 #define REGION (64u << 10)
 #define HELLOS 200
-#define SPACED_US 2000
+/* Past the daemon's wait for a new image's first reading (2 ms after its
+ * HELLO when it sends nothing: ingest/readings_owed.c) and that reading:
+ * HELLOs exactly 2 ms apart met each the one before's reading. */
+#define SPACED_US 5000
 /* A client's ring: the shim's default size (docs/shim.md, ring=). */
 #define RING_DATA (128u << 10)
 

@@ -293,12 +293,12 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 	}
 	s->exec_pending = false;
 	/* A new image that does not wait for the ack is read a little later
-	 * (readings_owed.c): the worlds know nothing of it yet, so its
-	 * records fit whenever they come.  An exec'd image's records would
-	 * meet the old image's mappings until its reading: read now. */
-	if (reason == PTS_CK_CONNECT && (r->flags & PTS_HELLO_RING) &&
+	 * (readings_owed.c): the worlds hold no mapping of it yet (an exec'd
+	 * one's went with the old image, mm_exec), so its records fit
+	 * whenever they come. */
+	if (reason != PTS_CK_FORK && (r->flags & PTS_HELLO_RING) &&
 	    !(r->flags & PTS_HELLO_UFFD))
-		ingest_owe_later(g, s);
+		ingest_owe_later(g, s, reason);
 	else if (reason == PTS_CK_FORK)
 		ingest_owe_forked(g, s);
 	else

@@ -97,6 +97,7 @@ struct session {
 	uint32_t resync_wait;    /* its packets before an owed reading may be done */
 	bool reading_due;        /* a reading of its /proc is owed */
 	uint64_t first_read_ns;  /* its first reading waits since (HELLO), 0: none */
+	uint32_t first_read_reason; /* and will say why (CONNECT, EXEC) */
 	/* A forked copy of its parent not read yet: its first reading
 	 * waits until it is asked for (readings_owed.c) */
 	bool copy_unread;
@@ -310,7 +311,7 @@ void ingest_owe_if_due(struct ingest *g, struct session *s);
 void ingest_owed_forget(struct ingest *g);
 /* s's first reading, owed later (ingest_readings_waiting); now, if it
  * still waits. */
-void ingest_owe_later(struct ingest *g, struct session *s);
+void ingest_owe_later(struct ingest *g, struct session *s, uint32_t reason);
 void ingest_owe_now(struct ingest *g, struct session *s);
 /* The first reading of s, a forked child that said HELLO: owed now, or
  * when asked for (ingest_owe_now) if its model is its parent's copy. */

@@ -48,25 +48,27 @@ void ingest_owed_forget(struct ingest *g)
 }
 
 /*
- * A new image that runs on without waiting for its HELLO's ack is read at
- * its first record, its EXIT (that reading is then its only one: a
- * /bin/true in a shell loop is read once, not twice), its kick (a fork
- * waits for its reading), a reading of every process, or FIRST_READ_WAIT_NS
- * after its HELLO, whichever comes first: the daemon answers the next
- * process's HELLO meanwhile rather than after this one's reading.  Until
- * then the worlds hold it with no mapping (docs/daemon.md, *The loop*).
+ * A new image (connected, or exec'd) that runs on without waiting for its
+ * HELLO's ack is read at its first record, its EXIT (that reading is then
+ * its only one: a /bin/true in a shell loop is read once, not twice), its
+ * kick (a fork waits for its reading), a reading of every process, or
+ * FIRST_READ_WAIT_NS after its HELLO, whichever comes first: the daemon
+ * answers the next process's HELLO meanwhile rather than after this one's
+ * reading.  Until then the worlds hold it with no mapping (docs/daemon.md,
+ * *The loop*).
  */
 #define FIRST_READ_WAIT_NS (2 * 1000 * 1000)
 
-void ingest_owe_later(struct ingest *g, struct session *s)
+void ingest_owe_later(struct ingest *g, struct session *s, uint32_t reason)
 {
 	if (grow_array((void **)&g->waiting, &g->cap_waiting, g->nwaiting + 1,
 		       sizeof(*g->waiting))) {
-		ingest_owe(g, s, PTS_CK_CONNECT);
+		ingest_owe(g, s, reason);
 		return;
 	}
 	g->waiting[g->nwaiting++] = s->pid;
 	s->first_read_ns = now_ns();
+	s->first_read_reason = reason;
 }
 
 /*
@@ -90,7 +92,7 @@ void ingest_owe_now(struct ingest *g, struct session *s)
 {
 	if (s->first_read_ns) {
 		s->first_read_ns = 0;
-		ingest_owe(g, s, PTS_CK_CONNECT);
+		ingest_owe(g, s, s->first_read_reason);
 	} else if (s->copy_unread) {
 		s->copy_unread = false;
 		ingest_owe(g, s, PTS_CK_FORK);

@@ -285,9 +285,10 @@ static void owed_only(struct fixture *f, int32_t pid, uint32_t reason)
 }
 
 /* A new image with a ring and no userfaultfd (it does not wait for its
- * HELLO's ack) is read at the first of: its EXIT (that reading its only
- * one), its first record, its asking (a kick), 2 ms after its HELLO.  One
- * with a userfaultfd or without a ring waits for its ack: read at once. */
+ * HELLO's ack), connected or exec'd, is read at the first of: its EXIT
+ * (that reading its only one), its first record, its asking (a kick), 2 ms
+ * after its HELLO.  One with a userfaultfd or without a ring waits for its
+ * ack: read at once. */
 static void first_reading_waits(void **state)
 {
 	struct fixture *f = *state;
@@ -327,6 +328,13 @@ static void first_reading_waits(void **state)
 	owed_only(f, 500, PTS_CK_CONNECT);
 	hello(f, 600, 0, &act);
 	owed_only(f, 600, PTS_CK_CONNECT);
+	checkpoint(f, 600, NULL, 0, NULL, 0, 0);
+
+	/* An exec'd image too: its reading, an exec's, at its first record. */
+	c = hello(f, 600, PTS_HELLO_EXECED | PTS_HELLO_RING, &act);
+	assert_false(ingest_reading_next(f->g, &want));
+	mmap_rec(f, c, BASE, MIB, MAP_PRIVATE | MAP_ANONYMOUS);
+	owed_only(f, 600, PTS_CK_EXEC);
 }
 
 /* A forked child that says HELLO with parent's ring, of pid child: acked
