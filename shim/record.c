@@ -54,19 +54,19 @@ static bool send_dropped(int err)
 	return false;
 }
 
-/* A record the daemon acts on at once, not at its next turn: a fork (the
- * child waits for its ACK until the daemon has it), and shared memory
- * mapped while the daemon may register it with our userfaultfd before its
- * pages fault (docs/faults.md). */
+/* A record the daemon acts on at once, not at its next turn (a kick):
+ * with a userfaultfd, a fork (the child, which has one too, waits for its
+ * ACK until the daemon has the fork) and shared memory mapped while the
+ * daemon may register it before its pages fault (docs/faults.md).  A
+ * child without one runs on: the daemon comes to the fork in its turn,
+ * which the child's HELLO starts anyway. */
 static bool urgent(const struct pts_hdr *h, uint16_t type)
 {
-	if (type == PTS_FORK)
-		return true;
 	if (!shim_proc.uffd_sent)
 		return false;
 	if (type == PTS_MMAP)
 		return (((const struct pts_mmap *)h)->flags & MAP_TYPE) != MAP_PRIVATE;
-	return type == PTS_SHMAT;
+	return type == PTS_FORK || type == PTS_SHMAT;
 }
 
 static bool send_numbered(struct shim_call *c, uint16_t type,
@@ -80,10 +80,12 @@ static bool send_numbered(struct shim_call *c, uint16_t type,
 
 	if (!atomic_load(&shim_proc.active))
 		return false;
-	/* With a ring, the fd is checked where it is used (a kick), and
-	 * before a record that kicks: a FORK the daemon read after the
-	 * program took the fd would name a child that says a plain HELLO. */
-	if ((!shim_proc.ring || urgent(h, type)) && !conn_is_ours()) {
+	/* With a ring, the fd is checked where it is used (a kick), before
+	 * a record that kicks, and before a FORK: one the daemon read after
+	 * the program took the fd would name a child that says a plain
+	 * HELLO. */
+	if ((!shim_proc.ring || type == PTS_FORK || urgent(h, type)) &&
+	    !conn_is_ours()) {
 		shim_quiet("the program took the connection's fd", false);
 		return false;
 	}

@@ -4,8 +4,8 @@
  * the records after HELLO go into with no system call, which the daemon
  * drains at every turn of its loop.  It is kicked (PTS_RING_KICK on the
  * socket) only when the shim waits for it (an ACK, room) or wants it soon
- * (past half full, a fork).  Written under the lock, by one thread at a
- * time: the shim is its only producer.
+ * (past half full, a fork with a userfaultfd).  Written under the lock, by
+ * one thread at a time: the shim is its only producer.
  *
  * A traced call is marked in the ring (calls odd) from before its real
  * call to its record published, and does not start while the daemon holds

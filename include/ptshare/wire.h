@@ -434,7 +434,7 @@ struct pts_report_done {
  * never wrap; head - tail <= data_size.  The socket then carries only
  * PTS_RING_KICK (a struct pts_hdr of that type, seq 0), sent when the shim
  * waits for the daemon (an ACK, room) or wants it soon (past half full,
- * after a fork).
+ * with a userfaultfd, after a fork).
  */
 #define PTS_RING_MAGIC 0x31474e4952535450ull /* "PTSRING1" */
 #define PTS_RING_DATA 4096                    /* where the records start */
