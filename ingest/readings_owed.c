@@ -74,7 +74,7 @@ void ingest_owe_later(struct ingest *g, struct session *s, uint32_t reason)
 /*
  * A forked child copied from its parent's model (copy_unread), whole
  * already, is read first when it is asked to be (a kick: its exec waits
- * for that reading, a fork of its own kicks), at its EXIT, or in a reading
+ * for that reading; a full ring kicks too), at its EXIT, or in a reading
  * of every process: a PostgreSQL backend forked per connection is read
  * once, at its end, not at both.  One that handed a userfaultfd over is
  * read now, its registrations following that reading (docs/faults.md), and
