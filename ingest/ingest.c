@@ -296,11 +296,10 @@ static void hello(struct ingest *g, struct session *s, uint32_t conn,
 	 * (readings_owed.c): the worlds hold no mapping of it yet (an exec'd
 	 * one's went with the old image, mm_exec), so its records fit
 	 * whenever they come. */
-	if (reason != PTS_CK_FORK && (r->flags & PTS_HELLO_RING) &&
-	    !(r->flags & PTS_HELLO_UFFD))
-		ingest_owe_later(g, s, reason);
-	else if (reason == PTS_CK_FORK)
+	if (reason == PTS_CK_FORK)
 		ingest_owe_forked(g, s);
+	else if ((r->flags & PTS_HELLO_RING) && !(r->flags & PTS_HELLO_UFFD))
+		ingest_owe_later(g, s, reason);
 	else
 		ingest_owe(g, s, reason);
 	ingest_action_ack(act, conn, r->h.seq);

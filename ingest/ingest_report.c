@@ -190,7 +190,8 @@ void ingest_capture_peak(struct ingest *g, bool always)
 	}
 	/* A process in the worlds that no reading has checked yet (a forked
 	 * child is its parent's copy until its first: readings_owed.c) has
-	 * no VmPTE to hold its model to: a moment with none is taken. */
+	 * no VmPTE to hold its model to: only a moment without one is
+	 * taken. */
 	if (!always && unread_in_worlds(g)) {
 		if (total > g->peak_tables && total > *skipped)
 			*skipped = total;
