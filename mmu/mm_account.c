@@ -33,7 +33,9 @@ static void count_view(const struct pt_table *t, bool shared,
 	}
 }
 
-static void proc_counters(const struct mm_space *mm, struct mm_proc_stats *s)
+/* Its counters, and unless counters_only its tables and mapped bytes. */
+static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s,
+		       bool counters_only)
 {
 	*s = (struct mm_proc_stats){
 		.pid = mm->pid,
@@ -45,34 +47,33 @@ static void proc_counters(const struct mm_space *mm, struct mm_proc_stats *s)
 		.cow_copies = mm->c.cow_copies,
 		.vmas = mm->vmas.n,
 	};
-}
-
-static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s)
-{
-	proc_counters(mm, s);
+	if (counters_only)
+		return;
 	for (const struct mm_vma *v = vma_first(mm); v; v = vma_next(v))
 		s->mapped_bytes += v->end - v->start;
 	count_view(mm->pgd, false, s);
 }
 
-int mm_proc_stats(const struct mm_world *w, uint32_t pid,
-		  struct mm_proc_stats *out)
+static int proc_stats_of(const struct mm_world *w, uint32_t pid,
+			 struct mm_proc_stats *out, bool counters_only)
 {
 	const struct mm_space *mm = mm_find(w, pid);
 	if (!mm)
 		return -ESRCH;
-	proc_stats(mm, out);
+	proc_stats(mm, out, counters_only);
 	return 0;
+}
+
+int mm_proc_stats(const struct mm_world *w, uint32_t pid,
+		  struct mm_proc_stats *out)
+{
+	return proc_stats_of(w, pid, out, false);
 }
 
 int mm_proc_counters(const struct mm_world *w, uint32_t pid,
 		     struct mm_proc_stats *out)
 {
-	const struct mm_space *mm = mm_find(w, pid);
-	if (!mm)
-		return -ESRCH;
-	proc_counters(mm, out);
-	return 0;
+	return proc_stats_of(w, pid, out, true);
 }
 
 /* One walk over every path, three uses: count each table's users, sum a
@@ -201,7 +202,7 @@ int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 	}
 	for (struct mm_space *mm = w->first; mm; mm = mm->next) {
 		struct mm_proc_stats s;
-		proc_stats(mm, &s);
+		proc_stats(mm, &s, false);
 		s.pss_bytes = users_walk(mm->pgd, USERS_PSS) + mm->host_pss;
 		if (w->policy.mshare)
 			s.private_pte_tables = private_ptes(mm, mm->pgd, 0);
