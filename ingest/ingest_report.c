@@ -212,7 +212,8 @@ void ingest_capture_peak(struct ingest *g, bool always)
 /* The series' point of the moment: the processes in the worlds, their
  * VmPTE as last read, every world's tables.  A live report takes none:
  * its round of readings may be only half over, and a replay would not
- * take it there. */
+ * take it there.  Nor a moment with a process no reading has checked yet
+ * (as the peak): the VmPTE beside the model would be short of its own. */
 static void series_point(struct ingest *g)
 {
 	struct report_point pt = {
@@ -222,6 +223,8 @@ static void series_point(struct ingest *g)
 		const struct session *s = g->sess[i];
 		if (!s->in_model)
 			continue;
+		if (s->unread)
+			return;
 		pt.processes++;
 		if (s->last.proc.vmpte_kb > 0)
 			pt.vmpte_kb += (uint64_t)s->last.proc.vmpte_kb;

@@ -377,6 +377,7 @@ static void forked_child_read_when_asked(void **state)
 	nudge(f, c);
 	assert_int_equal(peak_tables(f), 3); /* 100's alone, before the forks */
 	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 9);
+	assert_int_equal(ingest_report_now(f->g)->series.readings, 1); /* nor a point */
 	ingest_reading_asked(f->g, 101);
 	owed_only(f, 101, PTS_CK_FORK);
 	checkpoint(f, 101, v, 1, run, 1, 12);
@@ -394,6 +395,7 @@ static void forked_child_read_when_asked(void **state)
 	nudge(f, c);
 	assert_int_equal(peak_tables(f), 9);
 	assert_int_equal(ingest_report_now(f->g)->stream.peak_skipped_tables, 0);
+	assert_int_equal(ingest_report_now(f->g)->series.readings, 2);
 
 	uint32_t c103 = forked(f, c, 103, 0);
 	mmap_rec(f, c103, BASE + 4 * MIB, MIB, MAP_PRIVATE | MAP_ANONYMOUS);
