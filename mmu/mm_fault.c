@@ -597,6 +597,9 @@ static int observe_piece(struct mm_world *w, struct mm_space *mm,
 	const struct mm_run *runs = piece_runs(o, start, end, from, &nruns);
 	struct mm_vma *v;
 	vma_for_each_in(v, mm, start, end) {
+		/* The walk waits on each VMA's line: the next one's is
+		 * fetched while this one is observed. */
+		__builtin_prefetch(v->node.next);
 		while (first < nruns && runs[first].end <= v->start)
 			first++;
 		/* No runs may come as NULL, which takes no offset, not even
