@@ -198,7 +198,8 @@ static void fork_enter(struct ingest *g, struct session *parent,
 		ingest_session_refused(g, parent, "the model refused the fork");
 		return;
 	}
-	c->copy_unread = parent->in_model;
+	if (parent->in_model)
+		ingest_owe_copy_later(c);
 	if (c->hello_seq) { /* its HELLO came first: it may wait for us */
 		ingest_owe_forked(g, c);
 		ingest_action_ack(act, c->conn, c->hello_seq);
@@ -363,8 +364,10 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 		g->stream.lost += h->seq - s->applied_seq - 1;
 	}
 	s->applied_seq = h->seq;
-	/* Its first reading waited for something to read (or its EXIT's). */
-	if (s->first_read_ns && h->type != PTS_HELLO && h->type != PTS_EXIT)
+	/* A new image's first reading waited for something to read (or its
+	 * EXIT's); a forked copy's waits to be asked for. */
+	if (s->first_read_ns && s->first_read_ns != FIRST_READ_ASKED &&
+	    h->type != PTS_HELLO && h->type != PTS_EXIT)
 		ingest_owe_now(g, s);
 	switch (h->type) {
 	case PTS_HELLO:
@@ -383,9 +386,7 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 	case PTS_EXIT:
 		s->exiting = true;
 		s->exit_seq = h->seq;
-		/* its EXIT's reading is its first */
-		s->first_read_ns = 0;
-		s->copy_unread = false;
+		s->first_read_ns = 0; /* its EXIT's reading is its first */
 		/* The first to leave: everyone's reading is owed while they
 		 * are all here, so the peak sees the pages they touched since
 		 * the last timer, then its own, its last (the shim waits for

@@ -65,6 +65,9 @@ struct held {
 	struct pts_conn close; /* PTS_CONN_CLOSE when it closed, else type 0 */
 };
 
+/* session.first_read_ns of a forked copy: no time, it waits to be asked */
+#define FIRST_READ_ASKED UINT64_MAX
+
 struct session {
 	int32_t pid, ppid;
 	uint32_t uid;
@@ -96,11 +99,10 @@ struct session {
 	uint64_t claims;         /* model work its records asked since a reading */
 	uint32_t resync_wait;    /* its packets before an owed reading may be done */
 	bool reading_due;        /* a reading of its /proc is owed */
-	uint64_t first_read_ns;  /* its first reading waits since (HELLO), 0: none */
-	uint32_t first_read_reason; /* and will say why (CONNECT, EXEC) */
-	/* A forked copy of its parent not read yet: its first reading
-	 * waits until it is asked for (readings_owed.c) */
-	bool copy_unread;
+	/* Its first reading waits (readings_owed.c): since a new image's
+	 * HELLO, or FIRST_READ_ASKED (a forked copy's, until asked); 0: none */
+	uint64_t first_read_ns;
+	uint32_t first_read_reason; /* and will say why (CONNECT, EXEC, FORK) */
 	bool unread;             /* in the worlds, no reading of it over since */
 	bool uffd;               /* its image handed a userfaultfd over */
 	uint32_t new_sites;      /* call sites its records added */
@@ -313,8 +315,10 @@ void ingest_owed_forget(struct ingest *g);
  * still waits. */
 void ingest_owe_later(struct ingest *g, struct session *s, uint32_t reason);
 void ingest_owe_now(struct ingest *g, struct session *s);
-/* The first reading of s, a forked child that said HELLO: owed now, or
- * when asked for (ingest_owe_now) if its model is its parent's copy. */
+/* c's first reading, its model its parent's copy: when asked for
+ * (ingest_owe_now).  And that of s, a forked child that said HELLO: now,
+ * unless it waits so. */
+void ingest_owe_copy_later(struct session *c);
 void ingest_owe_forked(struct ingest *g, struct session *s);
 
 #endif

@@ -39,7 +39,6 @@ void ingest_reading_done(struct session *s)
 	s->reading_due = false;
 	s->claims = 0;
 	s->first_read_ns = 0;
-	s->copy_unread = false;
 }
 
 /* The work a record asks of the model: a record, an mremap more, and a

@@ -72,31 +72,35 @@ void ingest_owe_later(struct ingest *g, struct session *s, uint32_t reason)
 }
 
 /*
- * A forked child copied from its parent's model (copy_unread), whole
- * already, is read first when it is asked to be (a kick: its exec waits
- * for that reading; a full ring kicks too), at its EXIT, or in a reading
- * of every process: a PostgreSQL backend forked per connection is read
- * once, at its end, not at both.  One that handed a userfaultfd over is
- * read now, its registrations following that reading (docs/faults.md), and
- * so is one the worlds hold nothing of (its parent was not in them).
+ * A forked child copied from its parent's model, whole already, is read
+ * first when it is asked to be (a kick: its exec waits for that reading; a
+ * full ring kicks too), at its EXIT, or in a reading of every process, with
+ * no time limit and not at its first record: a PostgreSQL backend forked
+ * per connection is read once, at its end, not at both.  One that handed a
+ * userfaultfd over is read now, its registrations following that reading
+ * (docs/faults.md), and so is one the worlds hold nothing of (its parent
+ * was not in them: its first reading waits for nothing).
  */
+void ingest_owe_copy_later(struct session *c)
+{
+	c->first_read_ns = FIRST_READ_ASKED;
+	c->first_read_reason = PTS_CK_FORK;
+}
+
 void ingest_owe_forked(struct ingest *g, struct session *s)
 {
-	if (s->copy_unread && !s->uffd)
+	if (s->first_read_ns && !s->uffd)
 		return;
-	s->copy_unread = false;
+	s->first_read_ns = 0;
 	ingest_owe(g, s, PTS_CK_FORK);
 }
 
 void ingest_owe_now(struct ingest *g, struct session *s)
 {
-	if (s->first_read_ns) {
-		s->first_read_ns = 0;
-		ingest_owe(g, s, s->first_read_reason);
-	} else if (s->copy_unread) {
-		s->copy_unread = false;
-		ingest_owe(g, s, PTS_CK_FORK);
-	}
+	if (!s->first_read_ns)
+		return;
+	s->first_read_ns = 0;
+	ingest_owe(g, s, s->first_read_reason);
 }
 
 void ingest_reading_asked(struct ingest *g, int32_t pid)
@@ -113,8 +117,8 @@ bool ingest_readings_waiting(struct ingest *g, uint64_t now, uint64_t *next_ns)
 	*next_ns = 0;
 	for (size_t i = 0; i < g->nwaiting; i++) {
 		struct session *s = ingest_session_of(g, g->waiting[i]);
-		if (!s || !s->first_read_ns)
-			continue; /* read, or gone, since */
+		if (!s || !s->first_read_ns || s->first_read_ns == FIRST_READ_ASKED)
+			continue; /* read, or gone (its pid a copy's now), since */
 		uint64_t due = s->first_read_ns + FIRST_READ_WAIT_NS;
 		if (due <= now) {
 			ingest_owe_now(g, s);
