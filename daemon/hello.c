@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "hello.h"
+#include "lib/clock.h"
 #include "log.h"
 #include "recv.h"
 #include "requests.h"
@@ -41,8 +42,11 @@ static void ack_send(struct loop *l, struct conn *c, const struct pts_ack *a)
 		}
 		return;
 	}
-	if (ingest_conn_exit_acked(l->g, c->id, a->acked_seq))
+	uint64_t sent, now = now_ns();
+	if (ingest_conn_exit_acked(l->g, c->id, a->acked_seq, &sent)) {
 		l->exits_acked = c->exit_acked = true;
+		behind_exit_waited(&l->behind, &l->conns, now > sent ? now - sent : 0);
+	}
 }
 
 void acks_send(struct loop *l, const struct ingest_action *act)
@@ -152,6 +156,8 @@ bool hello_fds_take(struct loop *l, struct conn *c,
 	if (err)
 		say_once("process %d: its record ring cannot be read (%s): "
 			 "dropped", (int)c->pid, strerror(-err));
+	else
+		behind_ring_new(&l->behind, c);
 	return !err;
 }
 

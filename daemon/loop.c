@@ -81,6 +81,19 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
 	return h.type == PTS_RING_KICK && h.size == sizeof(h);
 }
 
+/* The readings owed, the rings saying the daemon is behind while a long
+ * batch of them is made (behind.h). */
+static void make_readings(struct loop *l)
+{
+	bool outer = l->behind.batch;
+	if (!outer)
+		behind_batch_begin(&l->behind, &l->conns,
+				   ingest_readings_owed(l->g));
+	readings_make(l->cfg.readings, l->g);
+	if (!outer)
+		behind_batch_end(&l->behind, &l->conns);
+}
+
 /* The readings of /proc the records applied owe, then their acks: a
  * process waiting for an ack (its EXIT, a HELLO without a ring or with a
  * userfaultfd) is read before it runs on; the other HELLOs' acks go first
@@ -90,7 +103,7 @@ static void settle(struct loop *l, struct ingest_action *acks)
 	struct ingest_action *outer = l->settling;
 	acks_send_hellos(l, acks);
 	l->settling = acks; /* each process's sent once it is read */
-	readings_make(l->cfg.readings, l->g);
+	make_readings(l);
 	l->settling = outer;
 	acks_send(l, acks);
 	acks_send_owed(l);
@@ -495,7 +508,7 @@ static void tick(struct loop *l)
 	l->tick_due = false;
 	drain_all(l);
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
-	readings_make(l->cfg.readings, l->g);
+	make_readings(l);
 	acks_send_owed(l);
 	for (size_t i = 0; i < l->conns.nopen; i++)
 		uffd_sync(&l->conns.open[i]->uf, l->g, l->conns.open[i]->pid, 0,
@@ -675,6 +688,9 @@ static int turn(struct loop *l)
 		fflush(l->cfg.trace);
 	beat(l);
 	progress(l);
+	/* Nothing known is left to do: caught up. */
+	if (!l->faults_due && !l->rings_due && !io_uring_cq_ready(&l->ring))
+		behind_idle(&l->behind, &l->conns);
 	int r = wait_some(l);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME)
 		return r;

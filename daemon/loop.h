@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <sys/signalfd.h>
 
+#include "behind.h"
 #include "conns.h"
 #include "control.h"
 #include "readings.h"
@@ -61,6 +62,7 @@ struct loop {
 	bool rings_due;        /* a ring was left with records to read */
 	uint64_t first_read_ns; /* a first reading waits until then; 0: none */
 	bool exits_acked;      /* an EXIT's ack went out: end_exited() */
+	struct behind behind;  /* what the rings say of our lag */
 };
 
 /* The ring and the first requests.  0, or -errno. */

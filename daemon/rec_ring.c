@@ -104,3 +104,12 @@ bool rec_ring_let_go(struct rec_ring *r, uint32_t mark)
 		syscall(SYS_futex, &r->hdr->read, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	return now == mark && !(mark & 1);
 }
+
+void rec_ring_behind(struct rec_ring *r, bool behind)
+{
+	if (behind)
+		__atomic_store_n(&r->hdr->behind, 1, __ATOMIC_SEQ_CST);
+	else if (__atomic_exchange_n(&r->hdr->behind, 0, __ATOMIC_SEQ_CST) == 2)
+		syscall(SYS_futex, &r->hdr->behind, FUTEX_WAKE, INT_MAX, NULL,
+			NULL, 0);
+}

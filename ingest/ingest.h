@@ -119,9 +119,10 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 void ingest_conn_own(struct ingest *g, uint32_t conn, void *owner);
 void *ingest_conn_owner(const struct ingest *g, uint32_t conn);
 /* Whether an ack of seq on conn answers its PTS_EXIT: nothing follows
- * it, and the caller may end the connection once the ack is sent. */
+ * it, and the caller may end the connection once the ack is sent; then
+ * *sent_ns is when the process sent it, as it says (CLOCK_MONOTONIC). */
 bool ingest_conn_exit_acked(const struct ingest *g, uint32_t conn,
-			    uint32_t seq);
+			    uint32_t seq, uint64_t *sent_ns);
 /* The connection ended (EOF, error or drop). */
 void ingest_disconnect(struct ingest *g, uint32_t conn);
 /* The daemon ends connection conn (why: enum report_drop, other than
@@ -169,6 +170,9 @@ bool ingest_readings_waiting(struct ingest *g, uint64_t now, uint64_t *next_ns);
 void ingest_reading_asked(struct ingest *g, int32_t pid);
 /* The next reading owed, in order: false when none is. */
 bool ingest_reading_next(struct ingest *g, struct ingest_reading *out);
+/* How many readings are owed now, at most (some may be made for others'
+ * sake, or prove not wanted). */
+size_t ingest_readings_owed(const struct ingest *g);
 /* Whether r is still wanted, once what the process sent before it has
  * been applied (the daemon drains its ring first): not when the process
  * has left the model.  The readings owed for it since are r (its reason

@@ -31,6 +31,8 @@ static pid_t fork_traced(pid_t (*real)(void))
 		      shim_getpid() == shim_proc.pid;
 	if (traced && !shim_proc.model_copied)
 		ring_wait_read();
+	if (traced)
+		ring_wait_caught_up();
 	pid_t child = real();
 	if (!traced || child < 0)
 		return child;

@@ -235,3 +235,34 @@ void ring_wait_read(void)
 	section_end(&c);
 	errno = err;
 }
+
+/*
+ * A process made while the daemon is behind (a long batch of readings,
+ * processes waiting for it at their exits: the ring's behind) waits for it
+ * to catch up, within wait_ms (late then if it has not even read our
+ * records, as ring_wait_read).  Else a program that makes processes faster
+ * than the daemon reads them piles them up at their exits: PostgreSQL,
+ * whose backends still count as connections there, refused new ones
+ * (pgbench -C, sanitized, on a loaded machine).  A load when it is not.
+ * Not in a process the state is not of (a child of a raw clone, which has
+ * no ring mapped: MADV_DONTFORK), nor in a vfork child's exec for that
+ * reason: a vfork child is not told from it.
+ */
+void ring_wait_caught_up(void)
+{
+	struct pts_ring *r = shim_proc.ring;
+	uint32_t seen = 1;
+
+	if (!r || shim_proc.daemon_late || shim_getpid() != shim_proc.pid ||
+	    !__atomic_load_n(&r->behind, __ATOMIC_ACQUIRE))
+		return;
+	/* 2: the daemon wakes the word as it clears it. */
+	if (!__atomic_compare_exchange_n(&r->behind, &seen, 2, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE) &&
+	    seen != 2)
+		return;
+	int err = errno;
+	if (!wait_while(&r->behind, 2, conn_deadline()))
+		conn_unread_late();
+	errno = err;
+}

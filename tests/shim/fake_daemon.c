@@ -35,6 +35,7 @@ struct fake_conn {
 	bool hello, exited;
 	struct pts_ring *ring; /* the record ring its HELLO brought, or NULL */
 	struct rec_ring_view view;
+	uint64_t behind_until_ns; /* opts.behind_ms after its HELLO */
 };
 
 struct fake_daemon {
@@ -345,6 +346,12 @@ static void take_record(struct fake_daemon *d, struct fake_conn *c,
 		check_record(d, c, r, len, fds);
 	bool held = d->opts.hold_forked && r->r.h.type == PTS_HELLO &&
 		    (r->r.hello.flags & PTS_HELLO_FORKED);
+	/* Before the ACK: a HELLO that waits for it then sees it behind. */
+	if (r->r.h.type == PTS_HELLO && c->ring && d->opts.behind_ms &&
+	    !(r->r.hello.flags & PTS_HELLO_FORKED)) {
+		__atomic_store_n(&c->ring->behind, 1, __ATOMIC_SEQ_CST);
+		c->behind_until_ns = now_ns() + d->opts.behind_ms * 1000000ull;
+	}
 	if (r->r.h.type == PTS_HELLO || r->r.h.type == PTS_EXIT) {
 		r->state = proc_state(c->pid);
 		if (!d->opts.no_ack && !held)
@@ -385,6 +392,18 @@ static void drain_ring(struct fake_daemon *d, struct fake_conn *c)
 		take_record(d, c, &r, len, &none);
 	}
 	rec_ring_give_back(c->ring, c->view.tail);
+}
+
+/* Caught up with c, once its time came, as ptshared after a long batch of
+ * readings; under mu. */
+static void catch_up(struct fake_conn *c)
+{
+	if (!c->ring || !c->behind_until_ns || now_ns() < c->behind_until_ns)
+		return;
+	c->behind_until_ns = 0;
+	if (__atomic_exchange_n(&c->ring->behind, 0, __ATOMIC_SEQ_CST) == 2)
+		syscall(SYS_futex, &c->ring->behind, FUTEX_WAKE, INT_MAX, NULL,
+			NULL, 0);
 }
 
 /* A kick: a header of its type alone. */
@@ -513,8 +532,10 @@ static void *serve(void *arg)
 		/* Every ring at every round, as ptshared at every turn. */
 		pthread_mutex_lock(&d->mu);
 		for (size_t i = 0; i < d->nconns && !d->paused; i++)
-			if (d->conns[i].fd >= 0)
+			if (d->conns[i].fd >= 0) {
 				drain_ring(d, &d->conns[i]);
+				catch_up(&d->conns[i]);
+			}
 		pthread_mutex_unlock(&d->mu);
 		if (r > 0 && d->listener >= 0 && p[1].fd == d->listener &&
 		    p[1].revents)

@@ -20,6 +20,8 @@ struct fake_opts {
 	bool allow_gaps; /* the socket may fill up: gaps must be told by LOST */
 	bool paused;     /* read nothing until fake_pause(d, false) */
 	bool hold_forked; /* never answer a forked child's HELLO */
+	int behind_ms;   /* say it is behind (the ring's behind) for this long
+			  * from a HELLO that is not a forked child's */
 };
 
 struct fake_rec {

@@ -93,6 +93,57 @@ static void test_fork_runs_on(void **state)
 	traced_free(&t);
 }
 
+/* The first HELLO of a process other than the traced program's first. */
+static const struct fake_rec *first_other_hello(struct fake_daemon *d,
+						int32_t parent)
+{
+	for (size_t i = 0; i < fake_count(d); i++) {
+		const struct fake_rec *r = fake_rec(d, i);
+		if (r->pid != parent && r->r.h.type == PTS_HELLO)
+			return r;
+	}
+	return NULL;
+}
+
+/* How long after the program's HELLO the first process it made said its
+ * own, in ms, the fake daemon saying it is behind for behind_ms. */
+static uint64_t made_after_ms(const char *mode, int behind_ms,
+			      const char *options)
+{
+	const char *argv[] = { NULL, mode, NULL };
+	const struct fake_opts opts = { .behind_ms = behind_ms };
+	struct traced t;
+
+	traced_run(&t, &opts, options, argv);
+	assert_int_equal(WEXITSTATUS(t.status), 0);
+	const struct fake_rec *parent = nth_of(t.d, t.run.pid, PTS_HELLO, 0);
+	const struct fake_rec *child = first_other_hello(t.d, t.run.pid);
+	assert_non_null(parent);
+	assert_non_null(child);
+	assert_true(parent->r.hello.flags & PTS_HELLO_RING);
+	assert_true(child->ack_ns > parent->ack_ns);
+	uint64_t ms = (child->ack_ns - parent->ack_ns) / 1000000;
+	print_message("%s: the first new process %llu ms after its parent\n",
+		      mode, (unsigned long long)ms);
+	traced_free(&t);
+	return ms;
+}
+
+/* While the daemon says it is behind (a long batch of readings), a fork
+ * or a posix_spawn waits for it to catch up: the processes the program
+ * makes cannot pile up at their exits faster than they are read.  A
+ * daemon that stays behind is waited for within wait_ms.
+ * The program's HELLO waits for its ACK (it has a userfaultfd), which the
+ * fake daemon sends once it says it is behind. */
+static void test_new_process_waits_while_behind(void **state)
+{
+	(void)state;
+	assert_true(made_after_ms("fork", 400, NULL) >= 400);
+	assert_true(made_after_ms("spawn", 400, NULL) >= 400);
+	uint64_t ms = made_after_ms("fork", 60000, "wait_ms=300");
+	assert_true(ms >= 300 && ms < 10000);
+}
+
 /* Children forked while 4 threads keep mapping: each connects (the lock a
  * mapping thread held at the fork is not held in the child) and is
  * announced by a FORK.  The threads may fill the socket of a daemon slower
@@ -299,6 +350,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_fork_runs_on),
+		cmocka_unit_test(test_new_process_waits_while_behind),
 		cmocka_unit_test(test_fork_while_threads_map),
 		cmocka_unit_test(test_exec_family),
 		cmocka_unit_test(test_exec_fails),
