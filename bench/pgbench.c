@@ -255,8 +255,10 @@ static bool measure_once(const struct opts *o, struct variant *v, int round)
 	v->others_s[round] = (double)(b1 - b0) / (double)sysconf(_SC_CLK_TCK) -
 			     (user1 - user0);
 	int r = pg_cmd_finish(&cmd, PGBENCH_S);
-	if (r || pg_pgbench_figures(&cmd, &v->tps[round], &v->connect_ms[round]))
+	if (r || pg_pgbench_figures(&cmd, &v->tps[round], &v->connect_ms[round])) {
+		fprintf(stderr, "%s\n", cmd.out ? cmd.out : "");
 		die("pgbench -S failed");
+	}
 	pg_cmd_free(&cmd);
 	if (pg_cluster_stop(&cluster))
 		die("the server did not stop cleanly");
