@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "behind.h"
 
-/* A batch of this many readings or more is long: a reading of every
- * process of a PostgreSQL server with 8 clients, say.  A daemon that
- * keeps up makes batches of 1 to 3 (pgbench -C, 8 clients). */
-#define BEHIND_READINGS 8
-/* An EXIT that waited this long: the daemon reads backends slower than
- * the program ends them.  A daemon that keeps up answers in 1 to 3 ms. */
+/* A wait this long at an EXIT: the daemon reads the processes slower
+ * than the program ends them.  One that keeps up answers a PostgreSQL
+ * backend's in 1 to 3 ms. */
 #define BEHIND_NS (20 * 1000 * 1000ull)
 
 static void say(struct behind *b, struct conns *cs)
@@ -20,9 +17,11 @@ static void say(struct behind *b, struct conns *cs)
 			rec_ring_behind(&cs->open[i]->rr, now);
 }
 
-void behind_batch_begin(struct behind *b, struct conns *cs, size_t owed)
+void behind_batch_ran(struct behind *b, struct conns *cs, uint64_t ran_ns)
 {
-	b->batch = owed >= BEHIND_READINGS;
+	if (b->batch || ran_ns < BEHIND_NS)
+		return;
+	b->batch = true;
 	say(b, cs);
 }
 

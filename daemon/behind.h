@@ -9,8 +9,9 @@
  * While the daemon is behind, every ring says so, and a process about to
  * make another waits for it to catch up (ring_wait_caught_up in the shim).
  * It is behind
- * - while it makes a batch of BEHIND_READINGS readings or more (a reading
- *   of every process): it answers no process meanwhile;
+ * - once a batch of readings (a reading of every process, say) has kept
+ *   it BEHIND_NS from everything else, until the batch ends: it answers
+ *   no process meanwhile;
  * - once an EXIT waited BEHIND_NS or more for its ack, until one waits
  *   less than half that, or the daemon has caught up with all it knows
  *   of (it is about to wait for more).
@@ -30,7 +31,8 @@ struct behind {
 	bool said;     /* what the rings say */
 };
 
-void behind_batch_begin(struct behind *b, struct conns *cs, size_t owed);
+/* A batch of readings has run ran_ns so far; it ended. */
+void behind_batch_ran(struct behind *b, struct conns *cs, uint64_t ran_ns);
 void behind_batch_end(struct behind *b, struct conns *cs);
 /* An EXIT's ack went out, waited_ns after the process sent it. */
 void behind_exit_waited(struct behind *b, struct conns *cs, uint64_t waited_ns);

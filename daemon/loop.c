@@ -81,17 +81,14 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
 	return h.type == PTS_RING_KICK && h.size == sizeof(h);
 }
 
-/* The readings owed, the rings saying the daemon is behind while a long
- * batch of them is made (behind.h). */
+/* The readings owed, the rings saying the daemon is behind once they
+ * have kept it from everything else long enough (behind.h). */
 static void make_readings(struct loop *l)
 {
-	bool outer = l->behind.batch;
-	if (!outer)
-		behind_batch_begin(&l->behind, &l->conns,
-				   ingest_readings_owed(l->g));
-	readings_make(l->cfg.readings, l->g);
-	if (!outer)
-		behind_batch_end(&l->behind, &l->conns);
+	uint64_t start = now_ns();
+	while (readings_make_one(l->cfg.readings, l->g))
+		behind_batch_ran(&l->behind, &l->conns, now_ns() - start);
+	behind_batch_end(&l->behind, &l->conns);
 }
 
 /* The readings of /proc the records applied owe, then their acks: a

@@ -35,6 +35,9 @@ struct readings {
 void readings_init(struct readings *rd);
 /* The host the ingest asks, over /proc (rd must outlive the ingest). */
 struct ingest_host readings_host(struct readings *rd);
+/* The next reading the ingest owes, made and fed in: false when it owes
+ * none. */
+bool readings_make_one(struct readings *rd, struct ingest *g);
 /* Every reading the ingest owes, made and fed in, until it owes none. */
 void readings_make(struct readings *rd, struct ingest *g);
 void readings_free(struct readings *rd);

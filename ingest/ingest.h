@@ -170,9 +170,6 @@ bool ingest_readings_waiting(struct ingest *g, uint64_t now, uint64_t *next_ns);
 void ingest_reading_asked(struct ingest *g, int32_t pid);
 /* The next reading owed, in order: false when none is. */
 bool ingest_reading_next(struct ingest *g, struct ingest_reading *out);
-/* How many readings are owed now, at most (some may be made for others'
- * sake, or prove not wanted). */
-size_t ingest_readings_owed(const struct ingest *g);
 /* Whether r is still wanted, once what the process sent before it has
  * been applied (the daemon drains its ring first): not when the process
  * has left the model.  The readings owed for it since are r (its reason

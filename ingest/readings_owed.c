@@ -209,11 +209,6 @@ bool ingest_reading_next(struct ingest *g, struct ingest_reading *out)
 	return false;
 }
 
-size_t ingest_readings_owed(const struct ingest *g)
-{
-	return g->nowed - g->next_owed;
-}
-
 bool ingest_reading_all(const struct ingest *g)
 {
 	return g->full_read_open;

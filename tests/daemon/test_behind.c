@@ -45,10 +45,13 @@ static void test_long_batch(void **state)
 	struct behind b = { 0 };
 	(void)state;
 	two_rings(&t);
-	behind_batch_begin(&b, &t.cs, 7);
+	behind_batch_ran(&b, &t.cs, 19 * MS);
 	assert_says(&t, 0);
 	behind_batch_end(&b, &t.cs);
-	behind_batch_begin(&b, &t.cs, 8);
+	behind_batch_ran(&b, &t.cs, 1 * MS);
+	behind_batch_ran(&b, &t.cs, 20 * MS);
+	assert_says(&t, 1);
+	behind_batch_ran(&b, &t.cs, 40 * MS);
 	assert_says(&t, 1);
 	t.hdr[1].behind = 2; /* a shim sleeps on it */
 	behind_batch_end(&b, &t.cs);
@@ -68,7 +71,7 @@ static void test_exits_that_waited(void **state)
 	behind_exit_waited(&b, &t.cs, 10 * MS); /* still more than half */
 	assert_says(&t, 1);
 	/* A batch that ends leaves it to the EXITs. */
-	behind_batch_begin(&b, &t.cs, 100);
+	behind_batch_ran(&b, &t.cs, 100 * MS);
 	behind_batch_end(&b, &t.cs);
 	assert_says(&t, 1);
 	behind_exit_waited(&b, &t.cs, 9 * MS);
