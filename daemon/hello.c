@@ -5,7 +5,6 @@
 #include <sys/socket.h>
 
 #include "hello.h"
-#include "lib/clock.h"
 #include "log.h"
 #include "recv.h"
 #include "requests.h"
@@ -42,11 +41,8 @@ static void ack_send(struct loop *l, struct conn *c, const struct pts_ack *a)
 		}
 		return;
 	}
-	uint64_t sent, now = now_ns();
-	if (ingest_conn_exit_acked(l->g, c->id, a->acked_seq, &sent)) {
+	if (ingest_conn_exit_acked(l->g, c->id, a->acked_seq))
 		l->exits_acked = c->exit_acked = true;
-		behind_exit_waited(&l->behind, &l->conns, now > sent ? now - sent : 0);
-	}
 }
 
 void acks_send(struct loop *l, const struct ingest_action *act)

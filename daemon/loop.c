@@ -81,14 +81,12 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
 	return h.type == PTS_RING_KICK && h.size == sizeof(h);
 }
 
-/* The readings owed, the rings saying the daemon is behind once they
- * have kept it from everything else long enough (behind.h). */
+/* The readings owed; the rings say the daemon is behind once they have
+ * kept it busy long enough (behind.h). */
 static void make_readings(struct loop *l)
 {
-	uint64_t start = now_ns();
 	while (readings_make_one(l->cfg.readings, l->g))
-		behind_batch_ran(&l->behind, &l->conns, now_ns() - start);
-	behind_batch_end(&l->behind, &l->conns);
+		behind_busy(&l->behind, &l->conns, now_ns());
 }
 
 /* The readings of /proc the records applied owe, then their acks: a
@@ -687,7 +685,9 @@ static int turn(struct loop *l)
 	progress(l);
 	/* Nothing known is left to do: caught up. */
 	if (!l->faults_due && !l->rings_due && !io_uring_cq_ready(&l->ring))
-		behind_idle(&l->behind, &l->conns);
+		behind_idle(&l->behind, &l->conns, now_ns());
+	else
+		behind_busy(&l->behind, &l->conns, now_ns());
 	int r = wait_some(l);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME)
 		return r;

@@ -386,7 +386,6 @@ static void apply_shim_record(struct ingest *g, struct session *s,
 	case PTS_EXIT:
 		s->exiting = true;
 		s->exit_seq = h->seq;
-		s->exit_ns = h->time_ns;
 		s->first_read_ns = 0; /* its EXIT's reading is its first */
 		/* The first to leave: everyone's reading is owed while they
 		 * are all here, so the peak sees the pages they touched since

@@ -119,10 +119,9 @@ void ingest_packet(struct ingest *g, uint32_t conn, const void *buf, size_t len,
 void ingest_conn_own(struct ingest *g, uint32_t conn, void *owner);
 void *ingest_conn_owner(const struct ingest *g, uint32_t conn);
 /* Whether an ack of seq on conn answers its PTS_EXIT: nothing follows
- * it, and the caller may end the connection once the ack is sent; then
- * *sent_ns is when the process sent it, as it says (CLOCK_MONOTONIC). */
+ * it, and the caller may end the connection once the ack is sent. */
 bool ingest_conn_exit_acked(const struct ingest *g, uint32_t conn,
-			    uint32_t seq, uint64_t *sent_ns);
+			    uint32_t seq);
 /* The connection ended (EOF, error or drop). */
 void ingest_disconnect(struct ingest *g, uint32_t conn);
 /* The daemon ends connection conn (why: enum report_drop, other than

@@ -79,7 +79,6 @@ struct session {
 	bool exec_pending;       /* PTS_EXEC sent, the new image not yet seen */
 	bool exec_no_fd;         /* and it said the image runs without the shim */
 	bool exiting;            /* PTS_EXIT sent */
-	uint64_t exit_ns;        /* when, as its header says */
 	uint32_t exit_seq;       /* its number (the connection's last) */
 	bool untraced;           /* lives without a shim */
 	bool unserved;           /* runs as a user the daemon does not serve */

@@ -94,13 +94,10 @@ void *ingest_conn_owner(const struct ingest *g, uint32_t conn)
 }
 
 bool ingest_conn_exit_acked(const struct ingest *g, uint32_t conn,
-			    uint32_t seq, uint64_t *sent_ns)
+			    uint32_t seq)
 {
 	const struct session *s = ingest_session_of_conn(g, conn);
-	if (!s || !s->exiting || s->exit_seq != seq)
-		return false;
-	*sent_ns = s->exit_ns;
-	return true;
+	return s && s->exiting && s->exit_seq == seq;
 }
 
 bool ingest_conn_bind(struct ingest *g, struct session *s, uint32_t conn)

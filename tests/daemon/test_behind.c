@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * daemon/behind.c: what every ring says of the daemon's lag (the word a
- * fork waits on in the shim), as batches of readings are made, EXITs are
- * acked after a wait, and the loop runs out of work.
+ * fork waits on in the shim) as it works without a break, and once it
+ * has nothing left to do.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,47 +39,32 @@ static void assert_says(const struct two *t, uint32_t v)
 	assert_int_equal(t->hdr[1].behind, v);
 }
 
-static void test_long_batch(void **state)
+/* Busy 100 ms without a break: behind, until it has nothing to do. */
+static void test_busy_then_idle(void **state)
 {
 	struct two t;
 	struct behind b = { 0 };
 	(void)state;
 	two_rings(&t);
-	behind_batch_ran(&b, &t.cs, 19 * MS);
+	behind_busy(&b, &t.cs, 1000 * MS); /* its first work: the clock starts */
+	behind_busy(&b, &t.cs, 1099 * MS);
 	assert_says(&t, 0);
-	behind_batch_end(&b, &t.cs);
-	behind_batch_ran(&b, &t.cs, 1 * MS);
-	behind_batch_ran(&b, &t.cs, 20 * MS);
-	assert_says(&t, 1);
-	behind_batch_ran(&b, &t.cs, 40 * MS);
+	behind_busy(&b, &t.cs, 1100 * MS);
 	assert_says(&t, 1);
 	t.hdr[1].behind = 2; /* a shim sleeps on it */
-	behind_batch_end(&b, &t.cs);
+	behind_busy(&b, &t.cs, 1500 * MS);
+	assert_int_equal(t.hdr[0].behind, 1);
+	assert_int_equal(t.hdr[1].behind, 2); /* not written again */
+	behind_idle(&b, &t.cs, 1600 * MS);
 	assert_says(&t, 0);
-}
-
-static void test_exits_that_waited(void **state)
-{
-	struct two t;
-	struct behind b = { 0 };
-	(void)state;
-	two_rings(&t);
-	behind_exit_waited(&b, &t.cs, 19 * MS);
+	/* The clock starts again at the break. */
+	behind_busy(&b, &t.cs, 1650 * MS);
 	assert_says(&t, 0);
-	behind_exit_waited(&b, &t.cs, 20 * MS);
-	assert_says(&t, 1);
-	behind_exit_waited(&b, &t.cs, 10 * MS); /* still more than half */
-	assert_says(&t, 1);
-	/* A batch that ends leaves it to the EXITs. */
-	behind_batch_ran(&b, &t.cs, 100 * MS);
-	behind_batch_end(&b, &t.cs);
-	assert_says(&t, 1);
-	behind_exit_waited(&b, &t.cs, 9 * MS);
+	behind_idle(&b, &t.cs, 1690 * MS);
+	behind_busy(&b, &t.cs, 1750 * MS);
 	assert_says(&t, 0);
-	behind_exit_waited(&b, &t.cs, 50 * MS);
+	behind_busy(&b, &t.cs, 1790 * MS);
 	assert_says(&t, 1);
-	behind_idle(&b, &t.cs);
-	assert_says(&t, 0);
 }
 
 /* A ring mapped while the daemon is behind says so at once; the others
@@ -94,19 +79,19 @@ static void test_new_ring(void **state)
 	two_rings(&t);
 	behind_ring_new(&b, &c);
 	assert_int_equal(late.behind, 0);
-	behind_exit_waited(&b, &t.cs, 30 * MS);
+	behind_idle(&b, &t.cs, 1000 * MS);
+	behind_busy(&b, &t.cs, 1200 * MS);
 	behind_ring_new(&b, &c);
 	assert_int_equal(late.behind, 1);
 	t.hdr[0].behind = 7; /* what the process wrote there */
-	behind_exit_waited(&b, &t.cs, 30 * MS);
+	behind_busy(&b, &t.cs, 1300 * MS);
 	assert_int_equal(t.hdr[0].behind, 7);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_long_batch),
-		cmocka_unit_test(test_exits_that_waited),
+		cmocka_unit_test(test_busy_then_idle),
 		cmocka_unit_test(test_new_ring),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
