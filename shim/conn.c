@@ -144,6 +144,16 @@ bool conn_is_ours(void)
 	       st.st_ino == shim_proc.fd_ino;
 }
 
+/* Whether the daemon is gone (it closed the connection, or the program
+ * took its fd): a poll of nothing, which reads nothing. */
+bool conn_gone(void)
+{
+	struct pollfd p = { .fd = shim_proc.fd, .events = 0 };
+
+	return !conn_is_ours() || (syscall(SYS_poll, &p, 1, 0) > 0 &&
+				   (p.revents & (POLLHUP | POLLERR)));
+}
+
 /* Room in the socket for a record, until deadline. */
 static bool wait_room(int64_t deadline)
 {

@@ -240,7 +240,7 @@ void ring_wait_read(void)
  * A process made while the daemon is behind (a long batch of readings,
  * processes waiting for it at their exits: the ring's behind) waits for it
  * to catch up, within wait_ms (late then if it has not even read our
- * records, as ring_wait_read).  Else a program that makes processes faster
+ * records, as ring_wait_read), and no longer once the daemon is gone.  Else a program that makes processes faster
  * than the daemon reads them piles them up at their exits: PostgreSQL,
  * whose backends still count as connections there, refused new ones
  * (pgbench -C, sanitized, on a loaded machine).  A load when it is not.
@@ -262,7 +262,18 @@ void ring_wait_caught_up(void)
 	    seen != 2)
 		return;
 	int err = errno;
-	if (!wait_while(&r->behind, 2, conn_deadline()))
-		conn_unread_late();
+	int64_t deadline = conn_deadline();
+	for (;;) {
+		int64_t nap = now_ms() + ROOM_NAP_MS;
+		if (wait_while(&r->behind, 2, nap < deadline ? nap : deadline))
+			break;
+		if (now_ms() >= deadline) {
+			conn_unread_late();
+			break;
+		}
+		/* A daemon killed while behind never clears it. */
+		if (conn_gone())
+			break;
+	}
 	errno = err;
 }

@@ -185,6 +185,7 @@ static inline int32_t shim_errno(const struct shim_call *c)
  * nothing once it let one run out (daemon_late). */
 int conn_open(void);                    /* a connected fd, moved high */
 bool conn_is_ours(void);
+bool conn_gone(void);                   /* the daemon closed it, or it is not ours */
 /* 0 or -errno; wait: for room in the socket. */
 int conn_send(const struct iovec *iov, int n, const struct fd_pass *pass,
 	      bool wait);

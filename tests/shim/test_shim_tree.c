@@ -144,6 +144,31 @@ static void test_new_process_waits_while_behind(void **state)
 	assert_true(ms >= 300 && ms < 10000);
 }
 
+/* A daemon killed while it says it is behind never says otherwise: the
+ * fork waiting for it goes on as soon as its connection is gone, not
+ * after wait_ms. */
+static void test_fork_goes_on_when_daemon_dies_behind(void **state)
+{
+	const char *argv[] = { NULL, "fork", NULL };
+	const struct fake_opts opts = { .behind_ms = 60000 };
+	struct traced t;
+	(void)state;
+
+	uint64_t t0 = now_ns();
+	traced_start(&t, &opts, "wait_ms=20000", argv, NULL);
+	usleep(300 * 1000); /* the fork waits by now */
+	fake_kill(t.d);
+	traced_finish(&t);
+	uint64_t took_ms = (now_ns() - t0) / 1000000;
+	assert_int_equal(WEXITSTATUS(t.status), 0);
+	assert_non_null(strstr(t.run.text, "child exit 7"));
+	assert_int_equal(count_of(t.d, t.run.pid, PTS_FORK), 0);
+	print_message("the run took %llu ms, the fork's wait would be 20000\n",
+		      (unsigned long long)took_ms);
+	assert_true(took_ms < 10000);
+	traced_free(&t);
+}
+
 /* Children forked while 4 threads keep mapping: each connects (the lock a
  * mapping thread held at the fork is not held in the child) and is
  * announced by a FORK.  The threads may fill the socket of a daemon slower
@@ -351,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_fork_runs_on),
 		cmocka_unit_test(test_new_process_waits_while_behind),
+		cmocka_unit_test(test_fork_goes_on_when_daemon_dies_behind),
 		cmocka_unit_test(test_fork_while_threads_map),
 		cmocka_unit_test(test_exec_family),
 		cmocka_unit_test(test_exec_fails),
