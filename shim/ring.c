@@ -164,12 +164,16 @@ int ring_put(const struct iovec *iov, int n)
 }
 
 /* Sleeps on the shared futex word while it holds val, ROOM_NAP_MS at a
- * time, until the deadline: whether it changed. */
+ * time, until the deadline or the daemon is gone (checked after each nap:
+ * a daemon killed while it held the word never changes it): whether it
+ * changed. */
 static bool wait_while(uint32_t *word, uint32_t val, int64_t deadline)
 {
-	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == val) {
+	for (bool napped = false;
+	     __atomic_load_n(word, __ATOMIC_ACQUIRE) == val; napped = true) {
 		int64_t left = deadline - now_ms();
-		if (left <= 0 || !atomic_load(&shim_proc.active))
+		if (left <= 0 || !atomic_load(&shim_proc.active) ||
+		    (napped && conn_gone()))
 			return false;
 		if (left > ROOM_NAP_MS)
 			left = ROOM_NAP_MS;
@@ -262,18 +266,7 @@ void ring_wait_caught_up(void)
 	    seen != 2)
 		return;
 	int err = errno;
-	int64_t deadline = conn_deadline();
-	for (;;) {
-		int64_t nap = now_ms() + ROOM_NAP_MS;
-		if (wait_while(&r->behind, 2, nap < deadline ? nap : deadline))
-			break;
-		if (now_ms() >= deadline) {
-			conn_unread_late();
-			break;
-		}
-		/* A daemon killed while behind never clears it. */
-		if (conn_gone())
-			break;
-	}
+	if (!wait_while(&r->behind, 2, conn_deadline()))
+		conn_unread_late();
 	errno = err;
 }
