@@ -240,11 +240,16 @@ void ring_wait_read(void)
 	errno = err;
 }
 
+/* A new process waits this long at most for a daemon that is behind: one
+ * that never catches up (saturated by a program's records) costs each
+ * fork no more, and makes it wait for nothing else (not late). */
+#define CAUGHT_UP_WAIT_MS 100
+
 /*
- * A process made while the daemon is behind (a long batch of readings,
+ * A process made while the daemon is behind (work waiting without a break,
  * processes waiting for it at their exits: the ring's behind) waits for it
- * to catch up, within wait_ms (late then if it has not even read our
- * records, as ring_wait_read), and no longer once the daemon is gone.  Else a program that makes processes faster
+ * to catch up, CAUGHT_UP_WAIT_MS at most (wait_ms if less), and no longer
+ * once the daemon is gone.  Else a program that makes processes faster
  * than the daemon reads them piles them up at their exits: PostgreSQL,
  * whose backends still count as connections there, refused new ones
  * (pgbench -C, sanitized, on a loaded machine).  A load when it is not.
@@ -266,7 +271,7 @@ void ring_wait_caught_up(void)
 	    seen != 2)
 		return;
 	int err = errno;
-	if (!wait_while(&r->behind, 2, conn_deadline()))
-		conn_unread_late();
+	int64_t deadline = conn_deadline(), cap = now_ms() + CAUGHT_UP_WAIT_MS;
+	wait_while(&r->behind, 2, deadline < cap ? deadline : cap);
 	errno = err;
 }

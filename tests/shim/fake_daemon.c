@@ -352,6 +352,9 @@ static void take_record(struct fake_daemon *d, struct fake_conn *c,
 		__atomic_store_n(&c->ring->behind, 1, __ATOMIC_SEQ_CST);
 		c->behind_until_ns = now_ns() + d->opts.behind_ms * 1000000ull;
 	}
+	if (r->r.h.type == PTS_HELLO && c->ring && d->opts.hold_calls &&
+	    !(r->r.hello.flags & PTS_HELLO_FORKED))
+		__atomic_store_n(&c->ring->hold, 1, __ATOMIC_SEQ_CST);
 	if (r->r.h.type == PTS_HELLO || r->r.h.type == PTS_EXIT) {
 		r->state = proc_state(c->pid);
 		if (!d->opts.no_ack && !held)

@@ -22,6 +22,8 @@ struct fake_opts {
 	bool hold_forked; /* never answer a forked child's HELLO */
 	int behind_ms;   /* say it is behind (the ring's behind) for this long
 			  * from a HELLO that is not a forked child's */
+	bool hold_calls; /* hold that process's calls (the ring's hold) from
+			  * its HELLO on, as a daemon killed mid-reading */
 };
 
 struct fake_rec {
