@@ -4,9 +4,10 @@
  * the call returns in it; the parent sends PTS_FORK with the child's pid.
  * A fork before the daemon's first reading of this image waits for it:
  * the child's model is a copy of ours, which that reading makes whole (not
- * in a forked child: its model is its parent's copy, whole already).  The real fork runs outside the critical section: the
- * program's atfork handlers may take locks that a thread waiting for ours
- * holds.  A failed fork changes nothing and is not sent (PTS_FORK has no
+ * in a forked child: its model is its parent's copy, whole already), and
+ * any fork waits a little while the daemon is behind (ring_wait_caught_up).
+ * The real fork runs outside the critical section: the program's atfork
+ * handlers may take locks that a thread waiting for ours holds.  A failed fork changes nothing and is not sent (PTS_FORK has no
  * errno field).
  *
  * vfork() is not interposed: its child borrows the parent's memory and

@@ -3,7 +3,9 @@
  * posix_spawn() and posix_spawnp(): not traced as calls (glibc's child is
  * a clone(CLONE_VM|CLONE_VFORK) that runs its own internal execve, which
  * no interposer sees), but the environment they pass is completed like an
- * exec's, so the new image connects and says HELLO by itself.
+ * exec's, so the new image connects and says HELLO by itself.  Like a
+ * fork, a spawn waits a little while the daemon is behind
+ * (ring_wait_caught_up).
  *
  * glibc has two of each: the one since 2.15, and the one that programs
  * linked before it call, which also runs a file without #! with /bin/sh.
