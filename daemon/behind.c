@@ -17,18 +17,11 @@ static void say(struct behind *b, struct conns *cs, bool behind)
 			rec_ring_behind(&cs->open[i]->rr, behind);
 }
 
-void behind_busy(struct behind *b, struct conns *cs, uint64_t now)
+void behind_check(struct behind *b, struct conns *cs, bool idle, uint64_t now)
 {
-	if (!b->caught_up_ns)
+	if (idle || !b->caught_up_ns)
 		b->caught_up_ns = now;
-	if (now - b->caught_up_ns >= BEHIND_NS)
-		say(b, cs, true);
-}
-
-void behind_idle(struct behind *b, struct conns *cs, uint64_t now)
-{
-	b->caught_up_ns = now;
-	say(b, cs, false);
+	say(b, cs, now - b->caught_up_ns >= BEHIND_NS);
 }
 
 void behind_ring_new(const struct behind *b, struct conn *c)

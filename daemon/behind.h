@@ -29,10 +29,9 @@ struct behind {
 	bool said;             /* what the rings say */
 };
 
-/* The daemon works on, at now. */
-void behind_busy(struct behind *b, struct conns *cs, uint64_t now);
-/* It has nothing left to do (it is about to wait for more), at now. */
-void behind_idle(struct behind *b, struct conns *cs, uint64_t now);
+/* At now, the daemon works on, or has nothing left to do (idle: it is
+ * about to wait for more). */
+void behind_check(struct behind *b, struct conns *cs, bool idle, uint64_t now);
 /* A ring just mapped says what the others do. */
 void behind_ring_new(const struct behind *b, struct conn *c);
 

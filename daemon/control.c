@@ -160,3 +160,13 @@ void control_free(struct control_client *c)
 			close(c->out[i]);
 	free(c);
 }
+
+void control_answer_all(struct control_client **list, struct ingest *g)
+{
+	while (*list) {
+		struct control_client *c = *list;
+		*list = c->next;
+		control_answer(c, ingest_report_now(g));
+		control_free(c);
+	}
+}

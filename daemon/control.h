@@ -16,6 +16,7 @@
 
 #include "ptshare/wire.h"
 #include "recv.h"
+#include "ingest/ingest.h"
 #include "report/report.h"
 
 /* Outputs a request may ask for: text, JSON, HTML (PTS_REPORT_*). */
@@ -45,5 +46,8 @@ void control_answer(struct control_client *c, const struct report *r);
 void control_refuse(struct control_client *c, int err);
 /* Closes its connection and outputs, and frees it. */
 void control_free(struct control_client *c);
+/* Answers every client of the list with the report now, frees each, and
+ * empties the list. */
+void control_answer_all(struct control_client **list, struct ingest *g);
 
 #endif

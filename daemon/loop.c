@@ -81,14 +81,6 @@ static bool is_kick(const struct conn *c, const unsigned char *data, size_t len)
 	return h.type == PTS_RING_KICK && h.size == sizeof(h);
 }
 
-/* The readings owed; the rings say the daemon is behind once they have
- * kept it busy long enough (behind.h). */
-static void make_readings(struct loop *l)
-{
-	while (readings_make_one(l->cfg.readings, l->g))
-		behind_busy(&l->behind, &l->conns, now_ns());
-}
-
 /* The readings of /proc the records applied owe, then their acks: a
  * process waiting for an ack (its EXIT, a HELLO without a ring or with a
  * userfaultfd) is read before it runs on; the other HELLOs' acks go first
@@ -98,7 +90,7 @@ static void settle(struct loop *l, struct ingest_action *acks)
 	struct ingest_action *outer = l->settling;
 	acks_send_hellos(l, acks);
 	l->settling = acks; /* each process's sent once it is read */
-	make_readings(l);
+	readings_make(l->cfg.readings, l->g);
 	l->settling = outer;
 	acks_send(l, acks);
 	acks_send_owed(l);
@@ -503,7 +495,7 @@ static void tick(struct loop *l)
 	l->tick_due = false;
 	drain_all(l);
 	ingest_checkpoint_all(l->g, PTS_CK_TIMER);
-	make_readings(l);
+	readings_make(l->cfg.readings, l->g);
 	acks_send_owed(l);
 	for (size_t i = 0; i < l->conns.nopen; i++)
 		uffd_sync(&l->conns.open[i]->uf, l->g, l->conns.open[i]->pid, 0,
@@ -590,6 +582,13 @@ static bool gate_hold(void *arg, int32_t pid, uint32_t *mark)
 	return true;
 }
 
+/* A batch of readings keeps the loop from everything else (behind.h). */
+static void gate_busy(void *arg)
+{
+	struct loop *l = arg;
+	behind_check(&l->behind, &l->conns, false, now_ns());
+}
+
 static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
 {
 	struct loop *l = arg;
@@ -627,17 +626,6 @@ static void first_readings(struct loop *l)
 	struct ingest_action acks = { 0 };
 	if (ingest_readings_waiting(l->g, now_ns(), &l->first_read_ns))
 		settle(l, &acks);
-}
-
-/* The live reports asked for in the batch, after its checkpoints. */
-static void serve_reports(struct loop *l)
-{
-	while (l->reports) {
-		struct control_client *cl = l->reports;
-		l->reports = cl->next;
-		control_answer(cl, ingest_report_now(l->g));
-		control_free(cl);
-	}
 }
 
 /* Submits what is queued, waits for a completion (faults or records left
@@ -683,11 +671,9 @@ static int turn(struct loop *l)
 		fflush(l->cfg.trace);
 	beat(l);
 	progress(l);
-	/* Nothing known is left to do: caught up. */
-	if (!l->faults_due && !l->rings_due && !io_uring_cq_ready(&l->ring))
-		behind_idle(&l->behind, &l->conns, now_ns());
-	else
-		behind_busy(&l->behind, &l->conns, now_ns());
+	/* Nothing known left to do: caught up. */
+	behind_check(&l->behind, &l->conns, !l->faults_due && !l->rings_due &&
+			     !io_uring_cq_ready(&l->ring), now_ns());
 	int r = wait_some(l);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME)
 		return r;
@@ -719,7 +705,7 @@ static int turn(struct loop *l)
 		tick(l);
 	first_readings(l); /* after the tick, which may read HELLOs too */
 	end_exited(l);
-	serve_reports(l);
+	control_answer_all(&l->reports, l->g); /* after the batch's readings */
 	return 0;
 }
 
@@ -750,7 +736,8 @@ int loop_init(struct loop *l, struct ingest *g, const struct loop_config *cfg)
 		loop_free(l);
 		return r;
 	}
-	cfg->readings->gate = (struct readings_gate){ gate_hold, gate_let_go, l };
+	cfg->readings->gate = (struct readings_gate){ gate_hold, gate_let_go,
+						      gate_busy, l };
 	arm_accept(l);
 	if (cfg->report_fd >= 0)
 		arm_report_accept(l);

@@ -219,19 +219,14 @@ static void read_one(struct readings *rd, struct ingest *g,
 	procfs_image_free(&img);
 }
 
-bool readings_make_one(struct readings *rd, struct ingest *g)
-{
-	struct ingest_reading want;
-	if (!ingest_reading_next(g, &want))
-		return false;
-	read_one(rd, g, &want);
-	return true;
-}
-
 void readings_make(struct readings *rd, struct ingest *g)
 {
-	while (readings_make_one(rd, g))
-		;
+	struct ingest_reading want;
+	while (ingest_reading_next(g, &want)) {
+		read_one(rd, g, &want);
+		if (rd->gate.busy)
+			rd->gate.busy(rd->gate.arg);
+	}
 }
 
 /* Whether pid still runs (a zombie does not: it has no address space). */

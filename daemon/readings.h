@@ -19,10 +19,12 @@
  * cannot (no ring: the reading is made as it comes); else let_go follows
  * the reading of /proc, before the models take it (the process may go
  * on, and a process waiting for this reading's ack gets it then), and
- * says whether no call ran meanwhile. */
+ * says whether no call ran meanwhile.  busy: after each reading (a long
+ * batch keeps the loop from everything else: behind.h), or NULL. */
 struct readings_gate {
 	bool (*hold)(void *arg, int32_t pid, uint32_t *mark);
 	bool (*let_go)(void *arg, int32_t pid, uint32_t mark);
+	void (*busy)(void *arg);
 	void *arg;
 };
 
@@ -35,9 +37,6 @@ struct readings {
 void readings_init(struct readings *rd);
 /* The host the ingest asks, over /proc (rd must outlive the ingest). */
 struct ingest_host readings_host(struct readings *rd);
-/* The next reading the ingest owes, made and fed in: false when it owes
- * none. */
-bool readings_make_one(struct readings *rd, struct ingest *g);
 /* Every reading the ingest owes, made and fed in, until it owes none. */
 void readings_make(struct readings *rd, struct ingest *g);
 void readings_free(struct readings *rd);

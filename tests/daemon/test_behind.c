@@ -46,24 +46,24 @@ static void test_busy_then_idle(void **state)
 	struct behind b = { 0 };
 	(void)state;
 	two_rings(&t);
-	behind_busy(&b, &t.cs, 1000 * MS); /* its first work: the clock starts */
-	behind_busy(&b, &t.cs, 1099 * MS);
+	behind_check(&b, &t.cs, false, 1000 * MS); /* its first work: the clock starts */
+	behind_check(&b, &t.cs, false, 1099 * MS);
 	assert_says(&t, 0);
-	behind_busy(&b, &t.cs, 1100 * MS);
+	behind_check(&b, &t.cs, false, 1100 * MS);
 	assert_says(&t, 1);
 	t.hdr[1].behind = 2; /* a shim sleeps on it */
-	behind_busy(&b, &t.cs, 1500 * MS);
+	behind_check(&b, &t.cs, false, 1500 * MS);
 	assert_int_equal(t.hdr[0].behind, 1);
 	assert_int_equal(t.hdr[1].behind, 2); /* not written again */
-	behind_idle(&b, &t.cs, 1600 * MS);
+	behind_check(&b, &t.cs, true, 1600 * MS);
 	assert_says(&t, 0);
 	/* The clock starts again at the break. */
-	behind_busy(&b, &t.cs, 1650 * MS);
+	behind_check(&b, &t.cs, false, 1650 * MS);
 	assert_says(&t, 0);
-	behind_idle(&b, &t.cs, 1690 * MS);
-	behind_busy(&b, &t.cs, 1750 * MS);
+	behind_check(&b, &t.cs, true, 1690 * MS);
+	behind_check(&b, &t.cs, false, 1750 * MS);
 	assert_says(&t, 0);
-	behind_busy(&b, &t.cs, 1790 * MS);
+	behind_check(&b, &t.cs, false, 1790 * MS);
 	assert_says(&t, 1);
 }
 
@@ -79,12 +79,12 @@ static void test_new_ring(void **state)
 	two_rings(&t);
 	behind_ring_new(&b, &c);
 	assert_int_equal(late.behind, 0);
-	behind_idle(&b, &t.cs, 1000 * MS);
-	behind_busy(&b, &t.cs, 1200 * MS);
+	behind_check(&b, &t.cs, true, 1000 * MS);
+	behind_check(&b, &t.cs, false, 1200 * MS);
 	behind_ring_new(&b, &c);
 	assert_int_equal(late.behind, 1);
 	t.hdr[0].behind = 7; /* what the process wrote there */
-	behind_busy(&b, &t.cs, 1300 * MS);
+	behind_check(&b, &t.cs, false, 1300 * MS);
 	assert_int_equal(t.hdr[0].behind, 7);
 }
 
