@@ -26,6 +26,6 @@ void behind_check(struct behind *b, struct conns *cs, bool idle, uint64_t now)
 
 void behind_ring_new(const struct behind *b, struct conn *c)
 {
-	if (b->said && c->rr.hdr)
+	if (b->said)
 		rec_ring_behind(&c->rr, true);
 }

@@ -32,7 +32,7 @@ struct behind {
 /* At now, the daemon works on, or has nothing left to do (idle: it is
  * about to wait for more). */
 void behind_check(struct behind *b, struct conns *cs, bool idle, uint64_t now);
-/* A ring just mapped says what the others do. */
+/* c's ring, just mapped, says what the others do. */
 void behind_ring_new(const struct behind *b, struct conn *c);
 
 #endif

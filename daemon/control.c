@@ -11,6 +11,7 @@
 
 #include "access.h"
 #include "control.h"
+#include "ingest/ingest.h"
 #include "outputs.h"
 #include "lib/clock.h"
 

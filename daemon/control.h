@@ -16,8 +16,9 @@
 
 #include "ptshare/wire.h"
 #include "recv.h"
-#include "ingest/ingest.h"
 #include "report/report.h"
+
+struct ingest;
 
 /* Outputs a request may ask for: text, JSON, HTML (PTS_REPORT_*). */
 #define CONTROL_OUTPUTS 3

@@ -42,8 +42,8 @@ void rec_ring_hold(struct rec_ring *r, uint32_t *mark);
  * reading; whether no call ran since mark (else the reading raced one). */
 bool rec_ring_let_go(struct rec_ring *r, uint32_t mark);
 
-/* Says the daemon is behind (a long batch of readings), or no longer,
- * then wakes a shim that sleeps on it (docs/wire-protocol.md). */
+/* Says the daemon is behind (behind.h), or no longer, then wakes a shim
+ * that sleeps on it (docs/wire-protocol.md). */
 void rec_ring_behind(struct rec_ring *r, bool behind);
 
 #endif

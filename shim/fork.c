@@ -7,8 +7,8 @@
  * in a forked child: its model is its parent's copy, whole already), and
  * any fork waits a little while the daemon is behind (ring_wait_caught_up).
  * The real fork runs outside the critical section: the program's atfork
- * handlers may take locks that a thread waiting for ours holds.  A failed fork changes nothing and is not sent (PTS_FORK has no
- * errno field).
+ * handlers may take locks that a thread waiting for ours holds.  A failed
+ * fork changes nothing and is not sent (PTS_FORK has no errno field).
  *
  * vfork() is not interposed: its child borrows the parent's memory and
  * stack, and a wrapper's frame cannot be returned through in both.  The

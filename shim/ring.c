@@ -253,16 +253,16 @@ void ring_wait_read(void)
  * than the daemon reads them piles them up at their exits: PostgreSQL,
  * whose backends still count as connections there, refused new ones
  * (pgbench -C, sanitized, on a loaded machine).  A load when it is not.
- * Not in a process the state is not of (a child of a raw clone, which has
- * no ring mapped: MADV_DONTFORK), nor in a vfork child's exec for that
- * reason: a vfork child is not told from it.
+ * The caller is the process the state is of: a child of a raw clone has
+ * no ring mapped (MADV_DONTFORK), and a vfork child's exec does not wait,
+ * a vfork child not being told from one.
  */
 void ring_wait_caught_up(void)
 {
 	struct pts_ring *r = shim_proc.ring;
 	uint32_t seen = 1;
 
-	if (!r || shim_proc.daemon_late || shim_getpid() != shim_proc.pid ||
+	if (!r || shim_proc.daemon_late ||
 	    !__atomic_load_n(&r->behind, __ATOMIC_ACQUIRE))
 		return;
 	/* 2: the daemon wakes the word as it clears it. */

@@ -212,8 +212,8 @@ void ring_call_begin(void);
 void ring_call_end(void);
 void ring_wait_read(void);      /* before a fork: the image read once;
 				 * takes the critical section if it waits */
-void ring_wait_caught_up(void); /* before a new process: the daemon not
-				 * in a long batch of readings */
+void ring_wait_caught_up(void); /* before a new process, in the process
+				 * the state is of: the daemon not behind */
 int fd_move_high(int fd);               /* fd, or a high copy (fd closed) */
 
 /* proc.c: this process's lifecycle. */

@@ -457,10 +457,10 @@ struct pts_ring {
 			       * process's /proc; no traced call starts */
 	uint32_t read;        /* a futex word: 1 once the daemon has read the
 			       * process's /proc; a fork waits for it */
-	uint32_t behind;      /* a futex word: 1 while the daemon makes a long
-			       * batch of readings (processes wait at their
-			       * exits), 2 when the shim sleeps on it; a new
-			       * process waits for 0 */
+	uint32_t behind;      /* a futex word: 1 while the daemon is behind
+			       * (work waiting 100 ms without a break, while
+			       * processes wait at their exits), 2 when the
+			       * shim sleeps on it; a new process waits for 0 */
 };
 
 /* The daemon's heartbeat (ptshared --heartbeat-fd, docs/run.md): a memory
