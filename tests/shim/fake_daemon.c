@@ -397,8 +397,8 @@ static void drain_ring(struct fake_daemon *d, struct fake_conn *c)
 	rec_ring_give_back(c->ring, c->view.tail);
 }
 
-/* Caught up with c, once its time came, as ptshared after a long batch of
- * readings; under mu. */
+/* Caught up with c once its time came, as ptshared with nothing left to
+ * do; under mu. */
 static void catch_up(struct fake_conn *c)
 {
 	if (!c->ring || !c->behind_until_ns || now_ns() < c->behind_until_ns)
