@@ -142,28 +142,49 @@ static size_t distance(size_t a, size_t b)
 	return a > b ? a - b : b - a;
 }
 
+/* Whether two points say the same in every column but the time: a
+ * process's exit reading, taken while it is still modelled, repeats the
+ * round before it, and the demo's end printed the same row eight times. */
+static bool same_figures(const struct report *r, const struct report_point *a,
+			 const struct report_point *b)
+{
+	if (a->processes != b->processes || a->vmpte_kb != b->vmpte_kb)
+		return false;
+	for (size_t k = 0; k < r->npol; k++)
+		if (a->tables[k] != b->tables[k])
+			return false;
+	return true;
+}
+
 /* "Over time": a small table of the series (at most TEXT_ROWS rows, the
- * peak marked '*'), each policy's distinct table memory. */
+ * peak marked '*'), each policy's distinct table memory.  A point equal
+ * to the one before it is left out (the first of equals is the peak). */
 void report_series_text(FILE *f, const struct report *r)
 {
 	const struct report_series *s = &r->series;
 	if (s->n < 2)
 		return;
 	size_t peak = report_series_peak(s);
+	size_t keep[REPORT_SERIES_MAX], nkeep = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!i || !same_figures(r, &s->p[i], &s->p[i - 1]))
+			keep[nkeep++] = i;
 	fprintf(f, "over time: %" PRIu64 " readings", s->readings);
 	if (s->per_point > 1)
 		fprintf(f, ", %zu points (each the highest of up to %" PRIu32 ")",
 			s->n, s->per_point);
-	if (s->n > TEXT_ROWS)
+	if (nkeep < s->n)
+		fprintf(f, ", %zu unlike the one before", nkeep);
+	if (nkeep > TEXT_ROWS)
 		fprintf(f, ", %d of them shown", TEXT_ROWS);
 	fprintf(f, "; * the peak\n%11s %6s %10s", "time", "procs", "VmPTE");
 	for (size_t k = 0; k < r->npol; k++)
 		fprintf(f, " %14.14s", r->pol[k].label);
 	fputc('\n', f);
-	size_t rows = s->n < TEXT_ROWS ? s->n : TEXT_ROWS, near = 0;
+	size_t rows = nkeep < TEXT_ROWS ? nkeep : TEXT_ROWS, near = 0;
 	size_t at[TEXT_ROWS];
 	for (size_t i = 0; i < rows; i++) {
-		at[i] = i * (s->n - 1) / (rows - 1);
+		at[i] = keep[rows > 1 ? i * (nkeep - 1) / (rows - 1) : 0];
 		if (distance(at[i], peak) < distance(at[near], peak))
 			near = i;
 	}

@@ -61,6 +61,42 @@ static size_t check_points(const struct jr_value *series)
 	return peak;
 }
 
+/* The text's "over time" table: as many rows as the JSON has points unlike
+ * the one before them (up to 12), none repeating the figures of the row
+ * above it (everything but its time). */
+static void check_text_rows(const char *text, const struct jr_value *pts)
+{
+	size_t unlike = 0;
+	for (size_t i = 0; i < jr_len(pts); i++) {
+		const struct jr_value *a = jr_at(pts, i), *b = jr_at(pts, i - !!i);
+		const struct jr_value *pa = jr_get(a, "policies");
+		bool same = i && jr_path_u64(a, "processes", 0) ==
+					 jr_path_u64(b, "processes", 1) &&
+			    jr_path_u64(a, "vmpte_bytes", 0) ==
+				    jr_path_u64(b, "vmpte_bytes", 1);
+		for (size_t k = 0; same && k < jr_len(pa); k++)
+			same = policy_tables(a, jr_key_at(pa, k)) ==
+			       policy_tables(b, jr_key_at(pa, k));
+		unlike += !same;
+	}
+	const char *at = strstr(text, "over time: ");
+	assert_non_null(at);
+	at = strchr(strchr(at, '\n') + 1, '\n') + 1; /* past the header */
+	char last[512] = "";
+	size_t rows = 0;
+	for (const char *end; (end = strchr(at, '\n')) && end > at; at = end + 1) {
+		/* the figures: what follows the time ("*   1.0s") */
+		const char *fig = at + 11;
+		char row[512];
+		snprintf(row, sizeof(row), "%.*s", (int)(end - fig), fig);
+		if (!strcmp(row, last))
+			fail_msg("a row repeats the one above it:\n%s", text);
+		snprintf(last, sizeof(last), "%s", row);
+		rows++;
+	}
+	assert_int_equal(rows, unlike < 12 ? unlike : 12);
+}
+
 /* The run's series: a point per round of readings (the timer's, each
  * exit's), the highest the peak of the report, processes leaving at the
  * end; the text's table; the replay's series the same. */
@@ -94,11 +130,12 @@ static void test_run_series(void **state)
 	assert_int_equal(jr_path_u64(top, "processes", 0), 5);
 	assert_true(jr_path_u64(top, "vmpte_bytes", 0) > 0);
 	assert_true(jr_path_u64(jr_at(pts, jr_len(pts) - 1), "processes", 9) < 5);
-	jr_free(doc);
 	char *t = file_read(text, NULL);
 	if (!strstr(t, "over time: ") || !strstr(t, "\n*"))
 		fail_msg("no series in the text report:\n%s", t);
+	check_text_rows(t, pts);
 	free(t);
+	jr_free(doc);
 	assert_replay_same(PTSHARE_PATH, trace, "--json", json,
 			   tmp_path(dir, "replay.json"));
 	tmp_remove(dir, (const char *const[]){ "run.json", "run.txt", "run.trace",
