@@ -19,7 +19,9 @@
  *   - the policies of issue 14 against the goals (hugetlb-2m also with a
  *     segment its layout moves: every touch translated), and what a record
  *     and a checkpoint cost in each policy's world (the daemon feeds every
- *     one).
+ *     one);
+ *   - a server's child, forked, read at its exit and gone, in each
+ *     policy's world (a PostgreSQL connection under pgbench -C).
  * Goals (issue 2): >= 10M faults/s, <= 1 ms for the shared fork under
  * mccracken-2005, <= 80 bytes per table page beyond the presence map; a
  * goal line says "within noise" when the spread of the rounds does not
@@ -369,6 +371,118 @@ static void per_record(void)
 	}
 }
 
+/*
+ * A server's child, as PostgreSQL forks one per connection (pgbench -C):
+ * a parent of SERVER_LIBS libraries (four mappings each, a few pages of
+ * each populated, the data written), a heap and a 512 MiB shared buffer
+ * pool partly populated, 243 mappings as a postmaster has; each child
+ * forked from it, read once at its exit (its parent's pages and some of
+ * its own), counted, and gone: what the daemon's worlds do per connection
+ * beside its reading of /proc.
+ */
+#define SERVER_LIBS 60
+#define LIB_SPAN (2ULL << 20)
+#define LIBS_TOP 0x7f0000000000ULL
+#define HEAP 0x555556000000ULL
+#define POOL 0x7e0000000000ULL
+
+struct runs {
+	struct mm_run r[1024];
+	size_t n;
+};
+
+static void run_add(struct runs *rs, uint64_t start, uint64_t pages, bool anon)
+{
+	rs->r[rs->n++] = (struct mm_run){ .start = start,
+					  .end = start + pages * MM_PAGE_SIZE,
+					  .anon = anon, .written = anon };
+}
+
+/* The parent's mappings into pid 1 of w; its runs, and the child's (more
+ * pages of each library's code, heap and pool), in address order. */
+static void server(struct mm_world *w, struct runs *parent, struct runs *child)
+{
+	static const struct { uint64_t off, len; uint32_t prot; } seg[4] = {
+		{ 0, 16 << 10, MM_PROT_READ },
+		{ 16 << 10, 1 << 20, MM_PROT_READ | MM_PROT_EXEC },
+		{ (16 << 10) + (1 << 20), 64 << 10, MM_PROT_READ },
+		{ (80 << 10) + (1 << 20), 16 << 10, MM_PROT_READ | MM_PROT_WRITE },
+	};
+	struct mm_mapping heap = {
+		.addr = HEAP, .len = 4 << 20, .obj = { MM_OBJ_ANON, 0, 0 },
+		.prot = MM_PROT_READ | MM_PROT_WRITE,
+	};
+	struct mm_mapping pool = {
+		.addr = POOL, .len = 512 << 20, .obj = { MM_OBJ_SHMEM, 2, 1 },
+		.prot = MM_PROT_READ | MM_PROT_WRITE, .flags = MM_VMA_SHARED,
+	};
+	if (mm_create(w, 1) || mm_map(w, 1, &heap) || mm_map(w, 1, &pool))
+		die(w, "setting up the server");
+	parent->n = child->n = 0;
+	run_add(parent, HEAP, 300, true);
+	run_add(child, HEAP, 350, true);
+	for (uint64_t i = 0; i < 40; i++) { /* buffers, 25 pages every 12 MiB */
+		run_add(parent, POOL + i * (12 << 20), 25, false);
+		run_add(child, POOL + i * (12 << 20), 30, false);
+	}
+	for (int l = SERVER_LIBS - 1; l >= 0; l--) {
+		uint64_t base = LIBS_TOP - (uint64_t)(l + 1) * LIB_SPAN;
+		for (int k = 0; k < 4; k++) {
+			struct mm_mapping m = {
+				.addr = base + seg[k].off, .len = seg[k].len,
+				.offset = seg[k].off, .prot = seg[k].prot,
+				.obj = { MM_OBJ_FILE, 1, 100 + (uint64_t)l },
+				.listed = true,
+			};
+			if (mm_map(w, 1, &m))
+				die(w, "mapping a library");
+		}
+		run_add(parent, base, 2, false);
+		run_add(child, base, 2, false);
+		run_add(parent, base + seg[1].off, 16, false);
+		run_add(child, base + seg[1].off, 24, false);
+		run_add(parent, base + seg[2].off, 4, false);
+		run_add(child, base + seg[2].off, 4, false);
+		run_add(parent, base + seg[3].off, 4, true);
+		run_add(child, base + seg[3].off, 4, true);
+	}
+	if (mm_observe(w, 1, 0, MM_TASK_SIZE, parent->r, parent->n) < 0)
+		die(w, "populating the server");
+}
+
+static void server_children(void)
+{
+	const int children = 2000;
+	static struct runs parent, child;
+	double all = 0;
+	for (const struct mm_policy *const *p = mm_policies; *p; p++) {
+		struct figure f;
+		for (int i = 0; i < rounds; i++) {
+			struct mm_world *w = mm_world_new(*p);
+			if (!w)
+				die(w, "setting up");
+			server(w, &parent, &child);
+			struct mm_proc_stats st;
+			double t0 = now();
+			for (int c = 0; c < children; c++)
+				if (mm_fork(w, 1, 2) ||
+				    mm_observe(w, 2, 0, MM_TASK_SIZE, child.r,
+					       child.n) < 0 ||
+				    mm_proc_stats(w, 2, &st) || mm_exiting(w, 2) ||
+				    mm_exit(w, 2))
+					die(w, "a child");
+			f.v[i] = (now() - t0) / children;
+			mm_world_free(w);
+		}
+		figure_done(&f);
+		all += f.median;
+		printf("server child (243 mappings: fork, its reading, exit), "
+		       "%s: %.1f us +-%.1f%%\n", (*p)->name, f.median * 1e6,
+		       100 * f.noise);
+	}
+	printf("server child, every policy: %.1f us\n", all * 1e6);
+}
+
 /* Size: a process with 64 GiB populated, every table private. */
 static void size(void)
 {
@@ -446,6 +560,7 @@ int main(int argc, char **argv)
 	forks();
 	new_policies();
 	per_record();
+	server_children();
 	size();
 	mappings();
 	populates();
