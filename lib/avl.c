@@ -142,6 +142,39 @@ void avl_insert_after(struct avl_tree *t, struct avl_node *prev,
 		attach(t, NULL, &t->root, n);
 }
 
+void avl_append(struct avl_tree *t, struct avl_node *n)
+{
+	n->left = n->right = n->parent = NULL;
+	n->next = NULL;
+	n->prev = t->last;
+	*(t->last ? &t->last->next : &t->first) = n;
+	t->last = n;
+	t->n++;
+}
+
+/* The tree of the n nodes from *cursor on in the threaded order, *cursor
+ * moved past them: halves whose sizes differ by one at most, so heights
+ * that do too. */
+static struct avl_node *build(struct avl_node **cursor, size_t n)
+{
+	if (!n)
+		return NULL;
+	struct avl_node *left = build(cursor, (n - 1) / 2), *root = *cursor;
+	*cursor = root->next;
+	set_child(&root->left, left, root);
+	set_child(&root->right, build(cursor, n - 1 - (n - 1) / 2), root);
+	update(root);
+	return root;
+}
+
+void avl_build(struct avl_tree *t)
+{
+	struct avl_node *cursor = t->first;
+	t->root = build(&cursor, t->n);
+	if (t->root)
+		t->root->parent = NULL;
+}
+
 void avl_remove(struct avl_tree *t, struct avl_node *n)
 {
 	struct avl_node *changed = n->parent;

@@ -41,6 +41,12 @@ void avl_insert(struct avl_tree *t, struct avl_node *n, avl_before_fn *before);
  * that follows an insertion is O(1) amortized. */
 void avl_insert_after(struct avl_tree *t, struct avl_node *prev,
 		      struct avl_node *n);
+/* A set made from nodes in order, as a fork copies a process's VMAs:
+ * append threads n after the last node, with no tree; build then makes
+ * the balanced tree of them all, O(n) in all, where an insertion each
+ * rebalanced.  No other call on t may come between them. */
+void avl_append(struct avl_tree *t, struct avl_node *n);
+void avl_build(struct avl_tree *t);
 /* n, in t, goes out; O(log n). */
 void avl_remove(struct avl_tree *t, struct avl_node *n);
 /* The first node for which from(node, key) holds, or NULL; O(log n). */

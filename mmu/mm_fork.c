@@ -145,11 +145,15 @@ int mm_fork(struct mm_world *w, uint32_t ppid, uint32_t cpid)
 		cv->anon_forked = cv->anon != 0;
 		if (pv->obj)
 			mm_object_link(pv->obj, cv, pv);
-		mm_vma_insert(child, cv);
+		/* in order: the child's set is built once, below */
+		avl_append(&child->vmas, &cv->node);
 		f.v = pv;
-		if (fork_vma(&f, parent))
+		if (fork_vma(&f, parent)) {
+			avl_build(&child->vmas);
 			return -ENOMEM;
+		}
 	}
+	avl_build(&child->vmas);
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
 		after += w->tables[l];
 	child->c.fork_tables_copied = after - before;
