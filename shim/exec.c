@@ -5,9 +5,9 @@
  * outside the critical section: a signal handler could longjmp out of a
  * failing exec, and the new image inherits the signal mask.
  *
- * In a vfork child, shim_enter() declines (the pid is not the state's):
- * nothing is sent and nothing shared is written; the new image says HELLO
- * itself.  The l-variants build their argv on the stack, as glibc does.
+ * In a vfork child, shim_enter_process() declines (the pid is not the
+ * state's): nothing is sent and nothing shared is written; the new image
+ * says HELLO itself.  The l-variants build their argv on the stack, as glibc does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,13 +84,13 @@ static int exec_traced(void *arg, char *const envp[], enum env_made made)
 	if (shim_proc.model_copied && shim_getpid() == shim_proc.pid &&
 	    proc_tracing_wanted())
 		ring_wait_read();
-	if (!shim_enter(&c))
+	if (!shim_enter_process(&c))
 		return exec_real(arg, envp);
 	exec_path(arg, m.path, sizeof(m.path));
 	rec_send(&c, PTS_EXEC, &m.h, sizeof(m), NULL);
 	shim_leave(&c);
 	int r = exec_real(arg, envp);
-	if (shim_enter(&c)) {
+	if (shim_enter_process(&c)) {
 		shim_returned(&c, true);
 		m.result_errno = c.err;
 		rec_send(&c, PTS_EXEC_FAILED, &m.h, sizeof(m), NULL);

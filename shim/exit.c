@@ -3,7 +3,7 @@
  * _exit() and _Exit() end the process without exit handlers, so EXIT is
  * sent here (exit() and a return from main go through the on_exit handler,
  * init.c).  In a vfork child, which typically calls _exit() after a failed
- * exec, shim_enter() declines and nothing is sent.
+ * exec, shim_enter_exit() declines and nothing is sent.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>

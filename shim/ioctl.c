@@ -43,7 +43,8 @@ static int range_call(struct shim_call *c, int fd, unsigned long request,
 	if (again)
 		*again = c->failed && c->err == (reg ? EBUSY : EINVAL) &&
 			 shim_cfg.uffd && atomic_load(&shim_proc.active) &&
-			 conn_wait_ack(m.h.seq);
+			 /* a vfork child's wait would take its parent's ACK */
+			 shim_is_state_process() && conn_wait_ack(m.h.seq);
 	return r;
 }
 

@@ -126,6 +126,7 @@ void proc_start(uint32_t hello_flags, uint32_t parent_seq)
 		fstat(shim_proc.fd, &st); /* a socket just made: cannot fail */
 		shim_proc.fd_dev = st.st_dev;
 		shim_proc.fd_ino = st.st_ino;
+		owner_mark(); /* before a thread's call may find it active */
 		atomic_store(&shim_proc.active, true);
 		shim_say("connected on fd", NULL, shim_proc.fd);
 		hello(hello_flags, parent_seq);
@@ -163,7 +164,7 @@ void proc_exit(int status)
 {
 	struct shim_call c;
 
-	if (!shim_enter_unstacked(&c))
+	if (!shim_enter_exit(&c))
 		return;
 	struct pts_exit m = { .status = status };
 	if (rec_send(&c, PTS_EXIT, &m.h, sizeof(m), NULL) && !conn_wait_ack(m.h.seq))

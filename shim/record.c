@@ -126,8 +126,12 @@ bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 	return sent;
 }
 
+/* Not from a vfork child: what it finds of its fds is not its parent's,
+ * whose state it would end (owner.c); its call is just not sent. */
 void shim_quiet(const char *why, bool daemon_gone)
 {
+	if (!shim_is_state_process())
+		return;
 	if (daemon_gone)
 		shim_proc.daemon_gone = true;
 	if (atomic_exchange(&shim_proc.active, false))

@@ -75,13 +75,15 @@ pid_t shim_tid(void)
 	return shim_tls.tid;
 }
 
-bool shim_enter_call(struct shim_call *c, bool stack)
+bool shim_enter_call(struct shim_call *c, bool stack, bool process)
 {
 	c->err = errno;
-	/* The pid check keeps a vfork child (or a child of a raw clone) off
-	 * the state it shares or copied: it writes nothing here. */
+	/* A forked child not yet its own (a raw clone's) writes nothing in
+	 * the state it copied, and a vfork child sends no exec or exit of
+	 * its parent's (owner.c). */
 	if (!atomic_load_explicit(&shim_proc.active, memory_order_acquire) ||
-	    shim_tls.depth || shim_getpid() != shim_proc.pid)
+	    shim_tls.depth || !shim_owns_mm() ||
+	    (process && !shim_is_state_process()))
 		return false;
 	inside(c);
 	if (stack)

@@ -98,13 +98,17 @@ struct shim_call {
 };
 
 /* False: the call is not traced here (quiet, nested in the shim, or not
- * this state's process: a vfork child); run the real call and nothing
- * else.  stack: take the call site's return addresses. */
-bool shim_enter_call(struct shim_call *c, bool stack);
-#define shim_enter(c) shim_enter_call((c), true)
-/* The same without the call stack, for a record whose call site nothing
- * reads (EXIT: the exit handlers' frames would be unwound for nothing). */
-#define shim_enter_unstacked(c) shim_enter_call((c), false)
+ * in this state's address space: a forked child not yet its own); run the
+ * real call and nothing else.  stack: take the call site's return
+ * addresses.  process: the call is the process's, not its memory's (an
+ * exec, an exit): not traced in a vfork child either. */
+bool shim_enter_call(struct shim_call *c, bool stack, bool process);
+#define shim_enter(c) shim_enter_call((c), true, false)
+/* An exec's: a vfork child's is not its parent's. */
+#define shim_enter_process(c) shim_enter_call((c), true, true)
+/* Without the call stack, for a record whose call site nothing reads
+ * (EXIT: the exit handlers' frames would be unwound for nothing). */
+#define shim_enter_exit(c) shim_enter_call((c), false, true)
 /* Right after the real call: keeps its errno and whether it failed. */
 void shim_returned(struct shim_call *c, bool failed);
 void shim_leave(struct shim_call *c);
@@ -119,6 +123,19 @@ void section_reset_in_child(void);
 
 pid_t shim_tid(void);
 pid_t shim_getpid(void);
+
+/* owner.c: the address space of this state (a vfork child's is), or the
+ * process itself (a vfork child is not). */
+extern uint32_t *shim_owner_mark;
+/* The state's process, once it has its pid: the mark set. */
+void owner_mark(void);
+static inline bool shim_owns_mm(void)
+{
+	const uint32_t *m = shim_owner_mark;
+	return m ? __atomic_load_n(m, __ATOMIC_RELAXED) != 0
+		 : shim_getpid() == shim_proc.pid;
+}
+bool shim_is_state_process(void);
 
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 		     const posix_spawnattr_t *, char *const[], char *const[]);
@@ -172,7 +189,8 @@ struct fd_pass {
  * it was sent: only then may an ACK be waited for. */
 bool rec_send(struct shim_call *c, uint16_t type, struct pts_hdr *h,
 	      size_t size, const struct fd_pass *pass);
-/* Stop sending: the daemon is gone, or the fd is no longer ours. */
+/* Stop sending: the daemon is gone, or the fd is no longer ours (a vfork
+ * child's finding is its own: it changes nothing). */
 void shim_quiet(const char *why, bool daemon_gone);
 
 /* The errno a record carries: the call's, when it failed. */

@@ -600,6 +600,11 @@ static int sigsys(void)
 	return 0;
 }
 
+/* Where a vfork child mapped a page: in its parent's memory, which it
+ * borrows (written by the child, as POSIX leaves undefined and Linux
+ * does). */
+static void *volatile vfork_mapped;
+
 static int vforks(const char *self)
 {
 	char *argv[] = { "shim_subject", "exec-child", NULL };
@@ -608,11 +613,14 @@ static int vforks(const char *self)
 	map_unmap(PAGE);
 	pid_t child = vfork();
 	if (child == 0) {
+		vfork_mapped = mmap(NULL, PAGE, PROT_READ,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		execve(self, argv, environ);
 		_exit(127);
 	}
 	waitpid(child, &status, 0);
 	out("@vforked %d\n", child);
+	out("@vfork-mapped %p\n", vfork_mapped);
 	out("vfork child exit %d\n", WEXITSTATUS(status));
 	child = vfork();
 	if (child == 0) {

@@ -294,8 +294,9 @@ static void assert_hellos(struct fake_daemon *d, const int32_t *pids, size_t n)
 	}
 }
 
-/* The vfork child sends nothing; the image it execs says HELLO itself; a
- * child whose exec fails _exits silently. */
+/* The vfork child's mapping is its parent's (their memory is one), and
+ * goes out as the parent's; its exec and exit send nothing; the image it
+ * execs says HELLO itself; a child whose exec fails _exits silently. */
 static void test_vfork(void **state)
 {
 	const char *argv[] = { NULL, "vfork", NULL };
@@ -310,7 +311,10 @@ static void test_vfork(void **state)
 	int32_t pids[] = { t.run.pid, child };
 	assert_hellos(t.d, pids, 2);
 	size_t n = recs_of(t.d, t.run.pid, r, MAX_RECS);
-	assert_int_equal(n, 6); /* HELLO, 2 x (MMAP, MUNMAP), EXIT */
+	/* HELLO, MMAP, MUNMAP, the child's MMAP, MMAP, MUNMAP, EXIT */
+	assert_int_equal(n, 7);
+	assert_int_equal(r[3]->r.h.type, PTS_MMAP);
+	assert_int_equal(r[3]->r.mmap.addr, run_number(&t.run, "vfork-mapped", 0));
 	assert_int_equal(count_of(t.d, t.run.pid, PTS_EXEC), 0);
 	assert_int_equal(nth_of(t.d, child, PTS_HELLO, 0)->r.hello.flags &
 			 ~(PTS_HELLO_UFFD | PTS_HELLO_RING), PTS_HELLO_EXECED);

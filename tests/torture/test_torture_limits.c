@@ -20,8 +20,8 @@
 #include "torture_subject.h"
 #include "torture_util.h"
 
-/* The shim's own mappings, at most: its library (5 here), 2 anonymous and
- * the record ring (docs/promises.md). */
+/* The shim's own mappings, at most: its library (5 here), its zeroed
+ * data, the owner mark and the record ring (docs/promises.md). */
 #define SHIM_MAPPINGS_MAX 8
 
 /* The report, once the program has exited, is written within this. */
