@@ -59,16 +59,6 @@ static void conn_end(struct loop *l, struct conn *c)
 	}
 }
 
-/* A read of nothing is the end of the stream, or an empty packet (which
- * SOCK_SEQPACKET allows, and a hostile peer may send): only a hang-up
- * tells them apart. */
-static bool peer_closed(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
-	return poll(&p, 1, 0) < 0 ||
-	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
-}
-
 static bool drain_ring(struct loop *l, struct conn *c, unsigned max);
 
 /* A kick: the process waits for us, or wants its ring read now. */
@@ -160,7 +150,7 @@ static bool ring_in(struct loop *l, struct conn *c, unsigned max,
 static bool packet_in(struct loop *l, struct conn *c, const unsigned char *data,
 		      size_t len, const struct msghdr *m)
 {
-	if ((!len && peer_closed(c->fd)) || is_kick(c, data, len)) {
+	if ((!len && recv_peer_closed(c->fd)) || is_kick(c, data, len)) {
 		recv_close_fds(m);
 		if (len) /* a fork may wait for the image's first reading */
 			ingest_reading_asked(l->g, c->pid);
@@ -603,10 +593,10 @@ static bool gate_let_go(void *arg, int32_t pid, uint32_t mark)
 
 /* The connections whose EXIT is acked, ended: nothing follows an EXIT,
  * and the process's own close woke us as it and its parent (a shell
- * looping over /bin/true) wanted the CPU.  What it sent before the ack
- * (its kick) is read first: a unix socket closed with packets unread
- * fails its peer's next read (ECONNRESET) before the ack queued for it.
- * Backwards, as drain_all. */
+ * looping over /bin/true) wanted the CPU.  A unix socket closed with
+ * packets unread fails its peer's next read (ECONNRESET) before the ACK
+ * queued for it: ours takes no more (a later kick fails at the sender),
+ * and what it took is read first.  Backwards, as drain_all. */
 static void end_exited(struct loop *l)
 {
 	if (!l->exits_acked)
@@ -614,7 +604,10 @@ static void end_exited(struct loop *l)
 	l->exits_acked = false;
 	for (size_t i = l->conns.nopen; i-- > 0;) {
 		struct conn *c = l->conns.open[i];
-		if (c->exit_acked && drain_conn(l, c, DRAIN_MAX))
+		if (!c->exit_acked)
+			continue;
+		shutdown(c->fd, SHUT_RD);
+		if (drain_conn(l, c, DRAIN_MAX))
 			conn_end(l, c);
 	}
 }

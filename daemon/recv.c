@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -55,4 +56,11 @@ int recv_burst(struct burst *b, int fd, unsigned max)
 			     NULL);
 	while (n < 0 && errno == EINTR);
 	return n < 0 ? -errno : n;
+}
+
+bool recv_peer_closed(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	return poll(&p, 1, 0) < 0 ||
+	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }

@@ -8,6 +8,7 @@
 #ifndef PTSHARED_RECV_H
 #define PTSHARED_RECV_H
 
+#include <stdbool.h>
 #include <sys/socket.h>
 
 #include "ptshare/wire.h"
@@ -44,5 +45,10 @@ struct burst {
  * how many, or -errno (-EAGAIN: none).  m[i].msg_len is each one's real
  * length (MSG_TRUNC), which may exceed the space it landed in. */
 int recv_burst(struct burst *b, int fd, unsigned max);
+
+/* A read of nothing is the end of the stream, or an empty packet (which
+ * SOCK_SEQPACKET allows, and a hostile peer may send): only a hang-up
+ * tells them apart.  Whether fd's peer hung up (or we stopped reading). */
+bool recv_peer_closed(int fd);
 
 #endif

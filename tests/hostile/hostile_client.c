@@ -24,6 +24,12 @@
  *   crowd N       N processes connected at once, each with a HELLO: how
  *                 many were acked and how many refused; they hold their
  *                 connections until a line on stdin
+ *   kicked-exits N  N connections one after the other, each a HELLO with
+ *                 a record ring, then EXIT in the ring and two kicks a
+ *                 moment apart, as a shim whose ring was half full kicks
+ *                 again when it waits for EXIT's ACK: how many EXITs were
+ *                 acked (a daemon that ended the connection with a kick
+ *                 unread reset it, and the ACK was lost)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -46,6 +52,7 @@
 #include "../support/subject.h"
 
 #include "hostile_wire.h"
+#include "ingest/rec_ring.h"
 
 static const char *sock_path;
 
@@ -333,11 +340,74 @@ static int crowd(unsigned n)
 	return 0;
 }
 
+/* A record ring as the shim makes one (shim/ring.c, docs/wire-protocol.md):
+ * its memfd, for HELLO, and its mapping. */
+#define RING_DATA (4u << 10)
+static int ring_make(struct pts_ring **ring)
+{
+	size_t len = PTS_RING_DATA + RING_DATA;
+	int fd = memfd_create("ptshare-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, (off_t)len) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		die("the ring's memfd");
+	*ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*ring == MAP_FAILED)
+		die("the ring's mapping");
+	(*ring)->magic = PTS_RING_MAGIC;
+	(*ring)->data_size = RING_DATA;
+	return fd;
+}
+
+/* One process, one connection: HELLO with a ring, EXIT in the ring, two
+ * kicks gap_us apart, the EXIT's ACK.  Exits 0 when it was acked. */
+static _Noreturn void kicked_exit(unsigned gap_us)
+{
+	static const struct pts_hdr kick = { .type = PTS_RING_KICK,
+					      .size = sizeof(kick) };
+	struct hconn c = open_conn();
+	struct pts_ring *ring;
+	int fd = ring_make(&ring);
+	struct pts_hello h = { .version = PTS_WIRE_VERSION, .flags = PTS_HELLO_RING };
+	const char *r = hconn_ask(&c, &h.h, PTS_HELLO, sizeof(h), fd);
+	struct pts_exit e = { 0 };
+	hconn_fill(&c, &e.h, PTS_EXIT, sizeof(e));
+	struct iovec iov = { &e, sizeof(e) };
+	rec_ring_write(ring, 0, &iov, 1);
+	hconn_raw(&c, &kick, sizeof(kick), -1);
+	/* the second kick meets the daemon anywhere between the first and
+	 * its end of the connection */
+	struct timespec gap = { 0, (long)gap_us * 1000 };
+	nanosleep(&gap, NULL);
+	hconn_raw(&c, &kick, sizeof(kick), -1);
+	const char *x = hconn_wait_ack(&c, e.h.seq);
+	if (strcmp(r, "acked") || strcmp(x, "acked"))
+		fprintf(stderr, "HELLO %s, EXIT %s (%s)\n", r, x, strerror(errno));
+	_exit(strcmp(r, "acked") || strcmp(x, "acked"));
+}
+
+static int kicked_exits(unsigned n)
+{
+	unsigned acked = 0;
+	for (unsigned i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid)
+			kicked_exit(i % 64 * 2);
+		int st;
+		if (waitpid(pid, &st, 0) != pid)
+			die("waitpid");
+		acked += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	say("kicked-exits %u acked %u\n", n, acked);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fputs("usage: hostile_client SOCKET liar PID|oversize|truncated|deaf|"
-		      "fds|claims N|storm N P|crowd N\n", stderr);
+		      "fds|claims N|storm N P|crowd N|kicked-exits N\n", stderr);
 		return 2;
 	}
 	sock_path = argv[1];
@@ -360,6 +430,8 @@ int main(int argc, char **argv)
 		return storm(a, b);
 	if (!strcmp(s, "crowd"))
 		return crowd(a);
+	if (!strcmp(s, "kicked-exits"))
+		return kicked_exits(a);
 	fprintf(stderr, "hostile_client: no scenario '%s'\n", s);
 	return 2;
 }
