@@ -115,7 +115,8 @@ void mm_vma_free(struct mm_vma *v)
 
 /* v overlaps no VMA of mm.  It goes in before the first VMA after it, which
  * the hint finds without a descent when v fills the hole just made there
- * (map_at unmaps the range first; a fork copies VMAs in order). */
+ * (map_at unmaps the range first).  A fork builds its child's set at once
+ * (avl_build). */
 void mm_vma_insert(struct mm_space *mm, struct mm_vma *v)
 {
 	struct mm_vma *prev = vma_before(mm, mm_vma_first_after(mm, v->start));

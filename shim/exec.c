@@ -7,7 +7,8 @@
  *
  * In a vfork child, shim_enter_process() declines (the pid is not the
  * state's): nothing is sent and nothing shared is written; the new image
- * says HELLO itself.  The l-variants build their argv on the stack, as glibc does.
+ * says HELLO itself.  The l-variants build their argv on the stack, as
+ * glibc does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
