@@ -253,12 +253,14 @@ int main(void)
 	      "the text begins with ptshare replay: %.40s", o ? o : "(none)");
 	free(o);
 
-	/* Cut in the middle of a frame: an error with the offset, exit 1,
-	 * and a report of what came before. */
+	/* Cut in the middle of a frame, its last (a cut half way falls
+	 * between two frames now and then, a trace shorter but whole: 11
+	 * of 3,571 cuts of five traces did): an error with the offset, exit
+	 * 1, and a report of what came before. */
 	size_t tn;
 	char *t = slurp(trace, &tn);
 	char *cut = path("cut.trace");
-	spit(cut, t, tn / 2);
+	spit(cut, t, tn > 3 ? tn - 3 : 0);
 	char *cut_argv[] = { PTSHARE_BIN, "replay", cut, "--json", again, NULL };
 	CHECK(run(cut_argv, out, err) == 1, "a truncated trace exits 1");
 	size_t en, jn;

@@ -142,8 +142,12 @@ static void test_new_process_waits_while_behind(void **state)
 	assert_true(made_after_ms("spawn", 60, NULL) >= 60);
 	uint64_t ms = made_after_ms("fork", 60000, "wait_ms=20000");
 	assert_true(ms >= 100 && ms < 10000);
-	ms = made_after_ms("fork", 60000, "wait_ms=40");
-	assert_true(ms >= 40 && ms < 10000);
+	/* wait_ms bounds the program's HELLO's wait too: one that ran out
+	 * on a loaded machine (40 ms did, once in five runs of the suite
+	 * beside others) ends every later wait; and a deadline in whole ms
+	 * may end up to 1 ms early. */
+	ms = made_after_ms("fork", 60000, "wait_ms=80");
+	assert_true(ms >= 79 && ms < 10000);
 }
 
 /* A daemon killed while it holds the program's calls for a reading (the
