@@ -44,6 +44,9 @@ struct ingest *ingest_new(struct mm_worlds *ws, const struct ingest_host *host,
 	if (!g)
 		return NULL;
 	g->ws = ws;
+	/* Every operation goes to every world, linux's first: a world that
+	 * can differ from it on huge pages alone follows it until then. */
+	mm_worlds_follow(ws);
 	g->host = host ? *host : (struct ingest_host){
 		.runs = replay_runs, .child_of = replay_child_of,
 		.fs_of = replay_fs_of,

@@ -101,7 +101,8 @@ struct ingest_host {
 /*
  * host: the live system (copied), or NULL (a replay).  trace: where to
  * append every applied record (`--record`), or NULL.  The worlds and the
- * stream stay the caller's.
+ * stream stay the caller's; the worlds, new, are the ingest's to feed
+ * (those that can follow linux's do: mm_worlds_follow).
  */
 struct ingest *ingest_new(struct mm_worlds *ws, const struct ingest_host *host,
 			  FILE *trace);

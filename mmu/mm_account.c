@@ -57,7 +57,7 @@ static void proc_stats(const struct mm_space *mm, struct mm_proc_stats *s,
 static int proc_stats_of(const struct mm_world *w, uint32_t pid,
 			 struct mm_proc_stats *out, bool counters_only)
 {
-	const struct mm_space *mm = mm_find(w, pid);
+	const struct mm_space *mm = mm_find(mm_data_of(w), pid);
 	if (!mm)
 		return -ESRCH;
 	proc_stats(mm, out, counters_only);
@@ -188,19 +188,22 @@ static uint64_t private_ptes(const struct mm_space *mm, const struct pt_table *t
 	return n;
 }
 
+/* Of a world that follows, the model it follows, under its own policy
+ * (mm_follow.c). */
 int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 		   struct mm_world_totals *totals)
 {
 	struct mm_world_totals t = { 0 };
+	struct mm_world *d = mm_data_of(w);
 	for (unsigned l = 0; l < PT_NR_LEVELS; l++)
-		t.distinct[l] = w->tables[l];
-	mm_mshare_tables(w, t.host);
-	mm_mshare_pss(w);
-	for (struct mm_space *mm = w->first; mm; mm = mm->next) {
+		t.distinct[l] = d->tables[l];
+	mm_mshare_tables(d, t.host);
+	mm_mshare_pss(d);
+	for (struct mm_space *mm = d->first; mm; mm = mm->next) {
 		mm->pgd->users = 1;
 		users_walk(mm->pgd, USERS_COUNT);
 	}
-	for (struct mm_space *mm = w->first; mm; mm = mm->next) {
+	for (struct mm_space *mm = d->first; mm; mm = mm->next) {
 		struct mm_proc_stats s;
 		proc_stats(mm, &s, false);
 		s.pss_bytes = users_walk(mm->pgd, USERS_PSS) + mm->host_pss;
@@ -212,7 +215,7 @@ int mm_world_stats(struct mm_world *w, struct mm_proc_stats *out, size_t cap,
 			out[t.processes] = s;
 		t.processes++;
 	}
-	for (struct mm_space *mm = w->first; mm; mm = mm->next)
+	for (struct mm_space *mm = d->first; mm; mm = mm->next)
 		users_walk(mm->pgd, USERS_CLEAR);
 	if (totals)
 		*totals = t;
@@ -403,7 +406,7 @@ int mm_proc_vmas_in(const struct mm_world *w, uint32_t pid, uint64_t start,
 		    int (*fn)(const struct mm_vma_info *vma, void *arg),
 		    void *arg)
 {
-	const struct mm_space *mm = mm_find(w, pid);
+	const struct mm_space *mm = mm_find(mm_data_of(w), pid);
 	if (!mm)
 		return -ESRCH;
 	if (mm->layout)
@@ -488,15 +491,16 @@ int mm_world_pte_owners(struct mm_world *w,
 			void *arg)
 {
 	struct owner_walk o = { .w = w, .stamp = 1, .fn = fn, .arg = arg };
+	struct mm_world *d = mm_data_of(w);
 	int r = 0; /* stamp 1 marks a PTE table; a process's are 2... */
-	clear_users(w);
-	for (struct mm_space *mm = w->first; mm && !r; mm = mm->next) {
+	clear_users(d);
+	for (struct mm_space *mm = d->first; mm && !r; mm = mm->next) {
 		o.mm = mm;
 		o.stamp++;
 		for (o.v = vma_first(mm); o.v && !r; o.v = vma_next(o.v))
 			r = mm_layout_each_program(mm, o.v->start, o.v->end,
 						   own_part, &o);
 	}
-	clear_users(w);
+	clear_users(d);
 	return r;
 }

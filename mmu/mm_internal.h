@@ -117,6 +117,12 @@ struct mm_world {
 	uint64_t mshare_gen;      /* marks of mm_mshare_pss() */
 	bool no_zero_page;        /* a read of private anonymous memory
 				   * allocates its page (mm_world_set_zero_page) */
+	/* mm_follow.c: the world (linux's) this one is read from, fed
+	 * nothing until it could differ from it; and of linux's world, the
+	 * worlds that follow it. */
+	struct mm_world *follows;
+	struct mm_world *followers[MM_WORLDS_MAX];
+	unsigned nfollowers;
 	bool poisoned;
 	char err[256];
 };
@@ -141,6 +147,17 @@ static inline void pt_entries_in(const struct pt_table *t, uint64_t tbase,
 static inline uint64_t align_down(uint64_t x, uint64_t a) { return x & ~(a - 1); }
 static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* The world whose model w's reads answer from: the one it follows, or
+ * its own. */
+static inline struct mm_world *mm_data_of(const struct mm_world *w)
+{
+	return w->follows ? w->follows : (struct mm_world *)w;
+}
+
+/* mm_follow.c: before w maps pages of a huge size, its followers take a
+ * copy of it, each a world of its own from then on. */
+void mm_followers_leave(struct mm_world *w);
 
 /* mm_world.c */
 int mm_fail(struct mm_world *w, int err, const char *fmt, ...)

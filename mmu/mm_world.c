@@ -50,7 +50,7 @@ const struct mm_policy *mm_world_policy(const struct mm_world *w)
 
 void mm_world_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS])
 {
-	memcpy(out, w->tables, sizeof(w->tables));
+	memcpy(out, mm_data_of(w)->tables, sizeof(w->tables));
 }
 
 size_t mm_world_table_bytes(const struct mm_world *w)
@@ -112,10 +112,12 @@ struct mm_space *mm_find(const struct mm_world *w, uint32_t pid)
 	return ptr_map_get(&w->procs, ptr_map_hash(pid), proc_is, &pid);
 }
 
+/* A world that follows (mm_follow.c) is fed nothing: no process, no
+ * error. */
 struct mm_space *mm_begin_on(struct mm_world *w, uint32_t pid, int *err)
 {
 	struct mm_space *mm = NULL;
-	if ((*err = mm_begin(w)))
+	if ((*err = mm_begin(w)) || w->follows)
 		return NULL;
 	if (!(mm = mm_find(w, pid)))
 		*err = mm_fail(w, -ESRCH, "no process %u in the model", pid);
@@ -162,7 +164,7 @@ int mm_check_range(struct mm_world *w, uint64_t addr, uint64_t len)
 int mm_create(struct mm_world *w, uint32_t pid)
 {
 	int r = mm_begin(w);
-	if (r)
+	if (r || w->follows)
 		return r;
 	if (mm_find(w, pid))
 		return mm_fail(w, -EEXIST, "process %u already exists", pid);

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -82,6 +83,139 @@ static struct mm_mapping mapping(uint64_t *x)
 	return m;
 }
 
+/* One random operation, drawn once, so that it may go to several worlds. */
+struct rop {
+	unsigned kind;
+	uint32_t pid, child;   /* fork: the new pid; exit: the pid */
+	uint64_t a, len, to;
+	uint32_t arg;
+	struct mm_mapping m;
+	struct mm_run run;
+	uint64_t fault[8];
+	bool write[8];
+};
+
+enum { ROP_MAP, ROP_UNMAP, ROP_PROTECT, ROP_REMAP, ROP_ADVISE, ROP_FORK,
+       ROP_EXIT, ROP_EXEC, ROP_OBSERVE, ROP_POPULATE, ROP_FAULTS };
+
+static struct rop draw(uint64_t *x, const uint32_t *live, size_t n,
+		       uint32_t next)
+{
+	struct rop o = { .pid = live[rnd(x) % n], .a = addr(x), .len = length(x) };
+	if (o.a + o.len > BASE + WINDOW)
+		o.len = BASE + WINDOW - o.a;
+	switch (rnd(x) % 16) {
+	case 0: case 1: case 2:
+		o.kind = ROP_MAP;
+		o.m = mapping(x);
+		break;
+	case 3:
+		o.kind = ROP_UNMAP;
+		break;
+	case 4:
+		o.kind = ROP_PROTECT;
+		o.arg = rnd(x) % 2 ? MM_PROT_READ : MM_PROT_READ | MM_PROT_WRITE;
+		break;
+	case 5:
+		o.kind = ROP_REMAP;
+		o.to = addr(x);
+		break;
+	case 6:
+		o.kind = ROP_ADVISE;
+		o.arg = (uint32_t)(rnd(x) % 3);
+		break;
+	case 7:
+		o.kind = n < PROCS ? ROP_FORK : ROP_FAULTS;
+		o.child = next;
+		break;
+	case 8:
+		o.kind = n > 1 && rnd(x) % 3 == 0 ? ROP_EXIT : ROP_EXEC;
+		if (o.kind == ROP_EXIT)
+			o.pid = live[rnd(x) % n];
+		break;
+	case 9: case 10: {
+		bool anon = rnd(x) % 2;
+		o.kind = ROP_OBSERVE;
+		o.run = (struct mm_run){ o.a, o.a + (o.len < 8 * MiB ? o.len : 8 * MiB),
+					 false, anon, anon && rnd(x) % 2 };
+		break;
+	}
+	case 11:
+		o.kind = ROP_POPULATE;
+		o.len = o.len < 64 * MiB ? o.len : 64 * MiB;
+		o.arg = rnd(x) % 2;
+		break;
+	default:
+		o.kind = ROP_FAULTS;
+		break;
+	}
+	for (int k = 0; k < 8; k++) {
+		o.fault[k] = o.a + (rnd(x) % 1024) * 4096;
+		o.write[k] = rnd(x) % 2;
+	}
+	return o;
+}
+
+static int apply(struct mm_world *w, const struct rop *o)
+{
+	switch (o->kind) {
+	case ROP_MAP:
+		return mm_map(w, o->pid, &o->m);
+	case ROP_UNMAP:
+		return mm_unmap(w, o->pid, o->a, o->len);
+	case ROP_PROTECT:
+		return mm_protect(w, o->pid, o->a, o->len, o->arg);
+	case ROP_REMAP:
+		return mm_remap(w, o->pid, o->a, o->len, o->to, o->len,
+				MM_REMAP_MAYMOVE | MM_REMAP_FIXED);
+	case ROP_ADVISE:
+		return mm_advise(w, o->pid, o->a, o->len, (enum mm_advice)o->arg);
+	case ROP_FORK:
+		return mm_fork(w, o->pid, o->child);
+	case ROP_EXIT:
+		return mm_exit(w, o->pid);
+	case ROP_EXEC:
+		return mm_exec(w, o->pid);
+	case ROP_OBSERVE:
+		return mm_observe(w, o->pid, o->a, o->a + o->len, &o->run, 1);
+	case ROP_POPULATE:
+		return mm_fault_range(w, o->pid, o->a, o->len, o->arg);
+	}
+	for (int k = 0; k < 8; k++)
+		mm_fault(w, o->pid, o->fault[k], o->write[k]);
+	return 0;
+}
+
+/* The processes alive after o went to the first world with result r. */
+static void track(const struct rop *o, int r, uint32_t *live, size_t *n,
+		  uint32_t *next)
+{
+	if (o->kind == ROP_FORK) {
+		if (!r)
+			live[(*n)++] = o->child;
+		(*next)++;
+	} else if (o->kind == ROP_EXIT) {
+		for (size_t i = 0; i < *n; i++)
+			if (live[i] == o->pid) {
+				live[i] = live[--*n];
+				break;
+			}
+	}
+}
+
+static void check(struct mm_world *w, const char *name, uint64_t seed,
+		  int op, int r)
+{
+	/* -ENOMEM is also mprotect's refusal of a hole; a world out of
+	 * memory fails mm_check() below. */
+	if (r == -EUCLEAN)
+		fail_msg("%s, seed %#llx, op %d: %d: %s", name,
+			 (unsigned long long)seed, op, r, mm_world_error(w));
+	if (mm_check(w))
+		fail_msg("%s, seed %#llx, after op %d: %s", name,
+			 (unsigned long long)seed, op, mm_world_error(w));
+}
+
 static void one(const struct mm_policy *p, uint64_t seed)
 {
 	struct mm_world *w = mm_world_new(p);
@@ -92,74 +226,10 @@ static void one(const struct mm_policy *p, uint64_t seed)
 	assert_non_null(w);
 	assert_int_equal(mm_create(w, 1), 0);
 	for (int op = 0; op < OPS; op++) {
-		uint32_t pid = live[rnd(&x) % n];
-		uint64_t a = addr(&x), len = length(&x);
-		if (a + len > BASE + WINDOW)
-			len = BASE + WINDOW - a;
-		int r = 0;
-		switch (rnd(&x) % 16) {
-		case 0: case 1: case 2: {
-			struct mm_mapping m = mapping(&x);
-			r = mm_map(w, pid, &m);
-			break;
-		}
-		case 3:
-			r = mm_unmap(w, pid, a, len);
-			break;
-		case 4:
-			r = mm_protect(w, pid, a, len, rnd(&x) % 2 ? MM_PROT_READ
-					: MM_PROT_READ | MM_PROT_WRITE);
-			break;
-		case 5:
-			r = mm_remap(w, pid, a, len, addr(&x), len,
-				     MM_REMAP_MAYMOVE | MM_REMAP_FIXED);
-			break;
-		case 6:
-			r = mm_advise(w, pid, a, len, (enum mm_advice)(rnd(&x) % 3));
-			break;
-		case 7:
-			if (n < PROCS) {
-				r = mm_fork(w, pid, next);
-				if (!r)
-					live[n++] = next;
-				next++;
-			}
-			break;
-		case 8:
-			if (n > 1 && rnd(&x) % 3 == 0) {
-				size_t i = rnd(&x) % n;
-				r = mm_exit(w, live[i]);
-				live[i] = live[--n];
-			} else {
-				r = mm_exec(w, pid);
-			}
-			break;
-		case 9: case 10: {
-			bool anon = rnd(&x) % 2;
-			struct mm_run run = { a, a + (len < 8 * MiB ? len : 8 * MiB),
-					      false, anon, anon && rnd(&x) % 2 };
-			r = mm_observe(w, pid, a, a + len, &run, 1);
-			break;
-		}
-		case 11:
-			r = mm_fault_range(w, pid, a, len < 64 * MiB ? len : 64 * MiB,
-					   rnd(&x) % 2);
-			break;
-		default:
-			for (int k = 0; k < 8; k++)
-				mm_fault(w, pid, a + (rnd(&x) % 1024) * 4096,
-					 rnd(&x) % 2);
-			break;
-		}
-		/* -ENOMEM is also mprotect's refusal of a hole; a world out
-		 * of memory fails mm_check() below. */
-		if (r == -EUCLEAN)
-			fail_msg("%s, seed %#llx, op %d: %d: %s", p->name,
-				 (unsigned long long)seed, op, r,
-				 mm_world_error(w));
-		if (mm_check(w))
-			fail_msg("%s, seed %#llx, after op %d: %s", p->name,
-				 (unsigned long long)seed, op, mm_world_error(w));
+		struct rop o = draw(&x, live, n, next);
+		int r = apply(w, &o);
+		track(&o, r, live, &n, &next);
+		check(w, p->name, seed, op, r);
 	}
 	struct mm_world_totals t;
 	struct mm_proc_stats s[PROCS];
@@ -177,8 +247,122 @@ static void random_ops(void **state)
 			one(*p, 0x9e3779b97f4a7c15ULL * seed);
 }
 
+struct vmas {
+	struct mm_vma_info v[512];
+	size_t n;
+};
+
+static int collect(const struct mm_vma_info *v, void *arg)
+{
+	struct vmas *l = arg;
+	if (l->n < 512)
+		l->v[l->n++] = *v;
+	return 0;
+}
+
+static bool same_stats(const struct mm_proc_stats *a,
+		       const struct mm_proc_stats *b)
+{
+	return a->pid == b->pid &&
+	       !memcmp(a->tables, b->tables, sizeof(a->tables)) &&
+	       !memcmp(a->shared, b->shared, sizeof(a->shared)) &&
+	       a->pss_bytes == b->pss_bytes && a->faults == b->faults &&
+	       a->faults_observed == b->faults_observed &&
+	       a->fork_tables_copied == b->fork_tables_copied &&
+	       a->fork_pages_copied == b->fork_pages_copied &&
+	       a->fork_tables_linked == b->fork_tables_linked &&
+	       a->cow_copies == b->cow_copies && a->vmas == b->vmas &&
+	       a->mapped_bytes == b->mapped_bytes &&
+	       a->private_pte_tables == b->private_pte_tables;
+}
+
+static bool same_vma(const struct mm_vma_info *a, const struct mm_vma_info *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       a->offset == b->offset && a->obj.kind == b->obj.kind &&
+	       a->obj.dev == b->obj.dev && a->obj.ino == b->obj.ino &&
+	       a->prot == b->prot && a->flags == b->flags &&
+	       a->huge_shift == b->huge_shift &&
+	       a->anon_pages == b->anon_pages && a->reason == b->reason &&
+	       a->tables == b->tables && a->shared == b->shared;
+}
+
+/* What a report reads of a world: the same of both. */
+static void assert_same_reads(struct mm_world *a, struct mm_world *b,
+			      uint64_t seed, int op)
+{
+	struct mm_world_totals ta, tb;
+	struct mm_proc_stats sa[PROCS], sb[PROCS];
+	int na = mm_world_stats(a, sa, PROCS, &ta);
+	int nb = mm_world_stats(b, sb, PROCS, &tb);
+	if (na != nb || memcmp(&ta, &tb, sizeof(ta)))
+		fail_msg("seed %#llx, op %d: world totals differ",
+			 (unsigned long long)seed, op);
+	for (int i = 0; i < na && i < PROCS; i++) {
+		static struct vmas va, vb;
+		va.n = vb.n = 0;
+		bool same = same_stats(&sa[i], &sb[i]) &&
+			    !mm_proc_vmas(a, sa[i].pid, collect, &va) &&
+			    !mm_proc_vmas(b, sb[i].pid, collect, &vb) &&
+			    va.n == vb.n;
+		for (size_t j = 0; same && j < va.n; j++)
+			same = same_vma(&va.v[j], &vb.v[j]);
+		if (!same)
+			fail_msg("seed %#llx, op %d: process %u differs",
+				 (unsigned long long)seed, op, sa[i].pid);
+	}
+	uint64_t xa[PT_NR_LEVELS], xb[PT_NR_LEVELS];
+	mm_world_tables(a, xa);
+	mm_world_tables(b, xb);
+	assert_memory_equal(xa, xb, sizeof(xa));
+}
+
+/*
+ * A world that follows linux's (mm_worlds_follow) against one fed every
+ * operation itself: what they say is the same after each operation, the
+ * operations going to linux's world first and to the others only when it
+ * took them (as the ingest feeds them), until the first mapping of huge
+ * pages and after it.
+ */
+static void follow_ops(void **state)
+{
+	(void)state;
+	char err[128];
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		struct mm_worlds ws;
+		assert_int_equal(mm_worlds_init(&ws, "hugetlb-pmd", err,
+						sizeof(err)), 0);
+		mm_worlds_follow(&ws);
+		struct mm_world *fed = mm_world_new(&mm_policy_hugetlb_pmd);
+		struct mm_world *w[] = { ws.w[0], ws.w[1], fed };
+		uint64_t x = 0x9e3779b97f4a7c15ULL * seed;
+		uint32_t next = 2, live[PROCS] = { 1 };
+		size_t n = 1;
+		for (size_t k = 0; k < 3; k++)
+			assert_int_equal(mm_create(w[k], 1), 0);
+		for (int op = 0; op < OPS; op++) {
+			struct rop o = draw(&x, live, n, next);
+			int r = apply(w[0], &o);
+			if (r >= 0) {
+				int r1 = apply(w[1], &o), r2 = apply(w[2], &o);
+				if ((r1 < 0) != (r2 < 0))
+					fail_msg("seed %#llx, op %d: %d against %d",
+						 (unsigned long long)seed, op,
+						 r1, r2);
+			}
+			track(&o, r, live, &n, &next);
+			for (size_t k = 0; k < 3; k++)
+				check(w[k], "follow", seed, op, 0);
+			assert_same_reads(w[1], w[2], seed, op);
+		}
+		mm_world_free(fed);
+		mm_worlds_free(&ws);
+	}
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(random_ops) };
+	const struct CMUnitTest tests[] = { cmocka_unit_test(random_ops),
+					    cmocka_unit_test(follow_ops) };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
