@@ -1,30 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Worlds that follow linux's.  A policy that differs from today's kernel
- * only on mappings of one kind (hugetlb-pmd: shared hugetlb ones) has, as
- * long as no process mapped any, the very model linux's world has: such a
+ * only on mappings of one kind (hugetlb-pmd: shared hugetlb ones;
+ * thp-shmem: shared shmem and SysV memory) has, as long as no process
+ * mapped any, the very model linux's world has: such a
  * world is fed nothing and read from linux's (with its own policy's
  * reasons), until an operation that could make it differ comes.  Then it
  * takes a copy of linux's world as it is, before that operation, and is a
  * world of its own from there on.  bench/ingest's mix (private anonymous
- * memory) is fed to one world fewer, and so is every program that maps no
- * hugetlb memory (docs/model.md, *World*).  The ingest asks for it
- * (mm_worlds_follow); linux's world hands its followers their copies as
- * a mapping with huge pages comes (mm_map).
+ * memory) is fed to two worlds fewer, and so is every program that maps
+ * no shared memory (docs/model.md, *World*).  The ingest asks for it
+ * (mm_worlds_follow); linux's world hands a follower its copy as a mapping
+ * its policy treats otherwise comes (mm_map).
  */
 #include <stdlib.h>
 
 #include "mm_internal.h"
 #include "lib/bsearch.h"
 
-/* A policy whose rules differ from linux's only for mappings with huge
- * pages (which mm_map watches for): its scope is shared hugetlb, and it
- * has none of the rules that act on other mappings or at fork. */
+/* A policy whose rules differ from linux's only on the VMAs of mappings
+ * mm_follow_differs_on() names, which only a mapping makes: none of its
+ * rules acts on other mappings, at fork, or on where mappings go. */
 static bool may_follow(const struct mm_policy *p)
 {
-	return p->scope == MM_SCOPE_HUGETLB_SHARED && !p->link_at_fork &&
-	       !p->patch_findings && !p->huge_shmem && !p->huge_aligned &&
+	return (p->scope == MM_SCOPE_NONE ||
+		p->scope == MM_SCOPE_HUGETLB_SHARED) &&
+	       !p->link_at_fork && !p->patch_findings && !p->huge_aligned &&
 	       !p->mshare && !p->cow_pte;
+}
+
+bool mm_follow_differs_on(const struct mm_policy *p, const struct mm_mapping *m)
+{
+	bool shared = m->flags & MM_VMA_SHARED;
+	/* hugetlb-pmd shares shared hugetlb mappings' PMD tables */
+	if (p->scope == MM_SCOPE_HUGETLB_SHARED && m->huge_shift)
+		return true;
+	/* thp-shmem maps shared shmem and SysV memory by PMD leaves
+	 * (mm_vma_as_huge) */
+	return p->huge_shmem && shared &&
+	       (m->obj.kind == MM_OBJ_SHMEM || m->obj.kind == MM_OBJ_SYSV);
 }
 
 void mm_worlds_follow(struct mm_worlds *ws)
@@ -149,9 +163,15 @@ static int take_copy(struct mm_world *w)
 	return 0;
 }
 
-void mm_followers_leave(struct mm_world *w)
+void mm_followers_map(struct mm_world *w, const struct mm_mapping *m)
 {
-	for (unsigned i = 0; i < w->nfollowers; i++)
-		take_copy(w->followers[i]); /* failed: poisoned, and says so */
-	w->nfollowers = 0;
+	unsigned kept = 0;
+	for (unsigned i = 0; i < w->nfollowers; i++) {
+		struct mm_world *f = w->followers[i];
+		if (mm_follow_differs_on(&f->policy, m))
+			take_copy(f); /* failed: poisoned, and says so */
+		else
+			w->followers[kept++] = f;
+	}
+	w->nfollowers = kept;
 }

@@ -155,9 +155,11 @@ static inline struct mm_world *mm_data_of(const struct mm_world *w)
 	return w->follows ? w->follows : (struct mm_world *)w;
 }
 
-/* mm_follow.c: before w maps pages of a huge size, its followers take a
- * copy of it, each a world of its own from then on. */
-void mm_followers_leave(struct mm_world *w);
+/* mm_follow.c: whether a world of policy p may map m otherwise than
+ * linux's; before w maps m, each follower of w whose policy may takes a
+ * copy of w, a world of its own from then on. */
+bool mm_follow_differs_on(const struct mm_policy *p, const struct mm_mapping *m);
+void mm_followers_map(struct mm_world *w, const struct mm_mapping *m);
 
 /* mm_world.c */
 int mm_fail(struct mm_world *w, int err, const char *fmt, ...)

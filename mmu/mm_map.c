@@ -89,8 +89,8 @@ int mm_map(struct mm_world *w, uint32_t pid, const struct mm_mapping *m)
 		return r;
 	if ((r = check_mapping(w, m)))
 		return r;
-	if (m->huge_shift && w->nfollowers)
-		mm_followers_leave(w);
+	if (w->nfollowers)
+		mm_followers_map(w, m);
 	if (!w->policy.huge_aligned)
 		return map_at(w, mm, m);
 	struct mm_mapping at = *m;

@@ -322,12 +322,12 @@ int mm_worlds_init(struct mm_worlds *ws, const char *list, char *err,
 		   size_t errlen);
 /*
  * Before the worlds' first operation: a world whose policy can differ
- * from linux's only on mappings of huge pages (hugetlb-pmd) follows
- * linux's world: it is fed nothing, and read from linux's under its own
- * policy, until linux's world maps huge pages (mm_map), when it takes a
- * copy of it.  Every operation must then go to every world, linux's
- * first (as the ingest does); a caller that feeds some worlds only must
- * not ask.
+ * from linux's only on mappings of one kind (hugetlb-pmd: shared hugetlb;
+ * thp-shmem: shared shmem and SysV) follows linux's world: it is fed
+ * nothing, and read from linux's under its own policy, until linux's
+ * world maps one (mm_map), when it takes a copy of it.  Every operation
+ * must then go to every world, linux's first (as the ingest does); a
+ * caller that feeds some worlds only must not ask.
  */
 void mm_worlds_follow(struct mm_worlds *ws);
 void mm_worlds_free(struct mm_worlds *ws);

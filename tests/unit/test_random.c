@@ -53,18 +53,33 @@ static uint64_t length(uint64_t *x)
 	       (rnd(x) % 2 ? 0 : (rnd(x) % 512) * 4096);
 }
 
-static struct mm_mapping mapping(uint64_t *x)
+/* The kinds a mapping is of, drawn from the first n of kinds. */
+struct kinds {
+	const uint32_t *kind;
+	unsigned n;
+};
+
+#define KINDS 6
+/* Every kind, shmem twice. */
+static const uint32_t all_kinds[KINDS] = { MM_OBJ_ANON, MM_OBJ_FILE,
+					   MM_OBJ_SHMEM, MM_OBJ_SYSV,
+					   MM_OBJ_HUGETLB, MM_OBJ_SHMEM };
+/* Anonymous and file memory first, which every policy that follows
+ * linux's maps as linux does (mm_worlds_follow), then SysV, hugetlb and
+ * shmem, which some do not. */
+static const uint32_t followed_kinds[KINDS] = { MM_OBJ_ANON, MM_OBJ_FILE,
+						MM_OBJ_SYSV, MM_OBJ_HUGETLB,
+						MM_OBJ_SHMEM, MM_OBJ_SHMEM };
+
+static struct mm_mapping mapping(uint64_t *x, struct kinds k)
 {
-	static const uint32_t kinds[] = { MM_OBJ_ANON, MM_OBJ_FILE, MM_OBJ_SHMEM,
-					  MM_OBJ_SYSV, MM_OBJ_HUGETLB,
-					  MM_OBJ_SHMEM };
 	struct mm_mapping m = {
 		.addr = addr(x), .len = length(x),
 		.prot = rnd(x) % 4 ? MM_PROT_READ | MM_PROT_WRITE : MM_PROT_READ,
 		.fixed = rnd(x) % 2,
 	};
 	m.kernel_placed = !m.fixed;
-	m.obj.kind = kinds[rnd(x) % 6];
+	m.obj.kind = k.kind[rnd(x) % k.n];
 	m.obj.ino = 1 + rnd(x) % 3;
 	if (m.obj.kind != MM_OBJ_ANON) {
 		m.flags = rnd(x) % 4 ? MM_VMA_SHARED : 0;
@@ -99,7 +114,7 @@ enum { ROP_MAP, ROP_UNMAP, ROP_PROTECT, ROP_REMAP, ROP_ADVISE, ROP_FORK,
        ROP_EXIT, ROP_EXEC, ROP_OBSERVE, ROP_POPULATE, ROP_FAULTS };
 
 static struct rop draw(uint64_t *x, const uint32_t *live, size_t n,
-		       uint32_t next)
+		       uint32_t next, struct kinds kinds)
 {
 	struct rop o = { .pid = live[rnd(x) % n], .a = addr(x), .len = length(x) };
 	if (o.a + o.len > BASE + WINDOW)
@@ -107,7 +122,7 @@ static struct rop draw(uint64_t *x, const uint32_t *live, size_t n,
 	switch (rnd(x) % 16) {
 	case 0: case 1: case 2:
 		o.kind = ROP_MAP;
-		o.m = mapping(x);
+		o.m = mapping(x, kinds);
 		break;
 	case 3:
 		o.kind = ROP_UNMAP;
@@ -226,7 +241,8 @@ static void one(const struct mm_policy *p, uint64_t seed)
 	assert_non_null(w);
 	assert_int_equal(mm_create(w, 1), 0);
 	for (int op = 0; op < OPS; op++) {
-		struct rop o = draw(&x, live, n, next);
+		struct rop o = draw(&x, live, n, next,
+				    (struct kinds){ all_kinds, KINDS });
 		int r = apply(w, &o);
 		track(&o, r, live, &n, &next);
 		check(w, p->name, seed, op, r);
@@ -296,8 +312,15 @@ static void assert_same_reads(struct mm_world *a, struct mm_world *b,
 	int na = mm_world_stats(a, sa, PROCS, &ta);
 	int nb = mm_world_stats(b, sb, PROCS, &tb);
 	if (na != nb || memcmp(&ta, &tb, sizeof(ta)))
-		fail_msg("seed %#llx, op %d: world totals differ",
-			 (unsigned long long)seed, op);
+		fail_msg("%s, seed %#llx, op %d: world totals differ: %d/%d "
+			 "processes, %llu/%llu %llu/%llu %llu/%llu distinct",
+			 mm_world_policy(b)->name, (unsigned long long)seed, op,
+			 na, nb, (unsigned long long)ta.distinct[0],
+			 (unsigned long long)tb.distinct[0],
+			 (unsigned long long)ta.distinct[1],
+			 (unsigned long long)tb.distinct[1],
+			 (unsigned long long)ta.distinct[2],
+			 (unsigned long long)tb.distinct[2]);
 	for (int i = 0; i < na && i < PROCS; i++) {
 		static struct vmas va, vb;
 		va.n = vb.n = 0;
@@ -308,7 +331,8 @@ static void assert_same_reads(struct mm_world *a, struct mm_world *b,
 		for (size_t j = 0; same && j < va.n; j++)
 			same = same_vma(&va.v[j], &vb.v[j]);
 		if (!same)
-			fail_msg("seed %#llx, op %d: process %u differs",
+			fail_msg("%s, seed %#llx, op %d: process %u differs",
+				 mm_world_policy(b)->name,
 				 (unsigned long long)seed, op, sa[i].pid);
 	}
 	uint64_t xa[PT_NR_LEVELS], xb[PT_NR_LEVELS];
@@ -318,44 +342,64 @@ static void assert_same_reads(struct mm_world *a, struct mm_world *b,
 }
 
 /*
- * A world that follows linux's (mm_worlds_follow) against one fed every
- * operation itself: what they say is the same after each operation, the
- * operations going to linux's world first and to the others only when it
- * took them (as the ingest feeds them), until the first mapping of huge
- * pages and after it.
+ * The worlds that follow linux's (mm_worlds_follow: hugetlb-pmd,
+ * thp-shmem) against worlds of the same policies fed every operation
+ * themselves: what each pair says is the same after each operation, the
+ * operations going to linux's world first (as the ingest feeds them; one
+ * that fails may have done part of its work, as mprotect over a hole
+ * does, and the fed world does the same), before the mapping each follower
+ * takes its copy at and after it.
  */
+#define FOLLOWERS 2
 static void follow_ops(void **state)
 {
 	(void)state;
+	static const struct mm_policy *const fed_policy[FOLLOWERS] = {
+		&mm_policy_hugetlb_pmd, &mm_policy_thp_shmem,
+	};
 	char err[128];
 	for (uint64_t seed = 1; seed <= 8; seed++) {
 		struct mm_worlds ws;
-		assert_int_equal(mm_worlds_init(&ws, "hugetlb-pmd", err,
+		assert_int_equal(mm_worlds_init(&ws, "hugetlb-pmd,thp-shmem", err,
 						sizeof(err)), 0);
 		mm_worlds_follow(&ws);
-		struct mm_world *fed = mm_world_new(&mm_policy_hugetlb_pmd);
-		struct mm_world *w[] = { ws.w[0], ws.w[1], fed };
+		struct mm_world *fed[FOLLOWERS];
+		for (size_t k = 0; k < FOLLOWERS; k++)
+			assert_non_null(fed[k] = mm_world_new(fed_policy[k]));
 		uint64_t x = 0x9e3779b97f4a7c15ULL * seed;
 		uint32_t next = 2, live[PROCS] = { 1 };
 		size_t n = 1;
-		for (size_t k = 0; k < 3; k++)
-			assert_int_equal(mm_create(w[k], 1), 0);
+		assert_int_equal(mm_create(ws.w[0], 1), 0);
+		for (size_t k = 0; k < FOLLOWERS; k++)
+			assert_int_equal(mm_create(ws.w[1 + k], 1) |
+					 mm_create(fed[k], 1), 0);
 		for (int op = 0; op < OPS; op++) {
-			struct rop o = draw(&x, live, n, next);
-			int r = apply(w[0], &o);
-			if (r >= 0) {
-				int r1 = apply(w[1], &o), r2 = apply(w[2], &o);
-				if ((r1 < 0) != (r2 < 0))
-					fail_msg("seed %#llx, op %d: %d against %d",
+			/* anonymous and file memory, then SysV too (thp-shmem
+			 * takes its copy), hugetlb (hugetlb-pmd does), and
+			 * every kind */
+			static const unsigned phase[] = { 2, 3, 4, KINDS };
+			struct kinds now = { followed_kinds, phase[op * 4 / OPS] };
+			struct rop o = draw(&x, live, n, next, now);
+			int r = apply(ws.w[0], &o);
+			for (size_t k = 0; k < FOLLOWERS; k++) {
+				int r1 = apply(ws.w[1 + k], &o);
+				int r2 = apply(fed[k], &o);
+				if (r >= 0 && (r1 < 0) != (r2 < 0))
+					fail_msg("%s, seed %#llx, op %d: %d "
+						 "against %d", fed_policy[k]->name,
 						 (unsigned long long)seed, op,
 						 r1, r2);
 			}
 			track(&o, r, live, &n, &next);
-			for (size_t k = 0; k < 3; k++)
-				check(w[k], "follow", seed, op, 0);
-			assert_same_reads(w[1], w[2], seed, op);
+			check(ws.w[0], "follow", seed, op, 0);
+			for (size_t k = 0; k < FOLLOWERS; k++) {
+				check(ws.w[1 + k], "follow", seed, op, 0);
+				check(fed[k], "follow", seed, op, 0);
+				assert_same_reads(ws.w[1 + k], fed[k], seed, op);
+			}
 		}
-		mm_world_free(fed);
+		for (size_t k = 0; k < FOLLOWERS; k++)
+			mm_world_free(fed[k]);
 		mm_worlds_free(&ws);
 	}
 }
