@@ -2,14 +2,15 @@
 /*
  * Worlds that follow linux's.  A policy that differs from today's kernel
  * only on mappings of one kind (hugetlb-pmd: shared hugetlb ones;
- * thp-shmem: shared shmem and SysV memory) has, as long as no process
- * mapped any, the very model linux's world has: such a
+ * thp-shmem: shared shmem and SysV memory; mshare: the shared mappings it
+ * places) has, as long as no process mapped any, the very model linux's
+ * world has: such a
  * world is fed nothing and read from linux's (with its own policy's
  * reasons), until an operation that could make it differ comes.  Then it
  * takes a copy of linux's world as it is, before that operation, and is a
  * world of its own from there on.  bench/ingest's mix (private anonymous
- * memory) is fed to two worlds fewer, and so is every program that maps
- * no shared memory (docs/model.md, *World*).  The ingest asks for it
+ * memory) is fed to three worlds fewer, and so is every program that
+ * maps no shared memory (docs/model.md, *World*).  The ingest asks for it
  * (mm_worlds_follow); linux's world hands a follower its copy as a mapping
  * its policy treats otherwise comes (mm_map).
  */
@@ -24,9 +25,10 @@
 static bool may_follow(const struct mm_policy *p)
 {
 	return (p->scope == MM_SCOPE_NONE ||
-		p->scope == MM_SCOPE_HUGETLB_SHARED) &&
+		p->scope == MM_SCOPE_HUGETLB_SHARED ||
+		p->scope == MM_SCOPE_MSHARE) &&
 	       !p->link_at_fork && !p->patch_findings && !p->huge_aligned &&
-	       !p->mshare && !p->cow_pte;
+	       !p->cow_pte;
 }
 
 bool mm_follow_differs_on(const struct mm_policy *p, const struct mm_mapping *m)
@@ -34,6 +36,9 @@ bool mm_follow_differs_on(const struct mm_policy *p, const struct mm_mapping *m)
 	bool shared = m->flags & MM_VMA_SHARED;
 	/* hugetlb-pmd shares shared hugetlb mappings' PMD tables */
 	if (p->scope == MM_SCOPE_HUGETLB_SHARED && m->huge_shift)
+		return true;
+	/* mshare places the mappings it wants in regions of a host */
+	if (mm_mshare_wants(p, m))
 		return true;
 	/* thp-shmem maps shared shmem and SysV memory by PMD leaves
 	 * (mm_vma_as_huge) */

@@ -323,7 +323,8 @@ int mm_worlds_init(struct mm_worlds *ws, const char *list, char *err,
 /*
  * Before the worlds' first operation: a world whose policy can differ
  * from linux's only on mappings of one kind (hugetlb-pmd: shared hugetlb;
- * thp-shmem: shared shmem and SysV) follows linux's world: it is fed
+ * thp-shmem: shared shmem and SysV; mshare: the shared mappings it
+ * places) follows linux's world: it is fed
  * nothing, and read from linux's under its own policy, until linux's
  * world maps one (mm_map), when it takes a copy of it.  Every operation
  * must then go to every world, linux's first (as the ingest does); a

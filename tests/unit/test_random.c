@@ -343,25 +343,25 @@ static void assert_same_reads(struct mm_world *a, struct mm_world *b,
 
 /*
  * The worlds that follow linux's (mm_worlds_follow: hugetlb-pmd,
- * thp-shmem) against worlds of the same policies fed every operation
+ * thp-shmem, mshare) against worlds of the same policies fed every operation
  * themselves: what each pair says is the same after each operation, the
  * operations going to linux's world first (as the ingest feeds them; one
  * that fails may have done part of its work, as mprotect over a hole
  * does, and the fed world does the same), before the mapping each follower
  * takes its copy at and after it.
  */
-#define FOLLOWERS 2
+#define FOLLOWERS 3
 static void follow_ops(void **state)
 {
 	(void)state;
 	static const struct mm_policy *const fed_policy[FOLLOWERS] = {
-		&mm_policy_hugetlb_pmd, &mm_policy_thp_shmem,
+		&mm_policy_hugetlb_pmd, &mm_policy_thp_shmem, &mm_policy_mshare,
 	};
 	char err[128];
 	for (uint64_t seed = 1; seed <= 8; seed++) {
 		struct mm_worlds ws;
-		assert_int_equal(mm_worlds_init(&ws, "hugetlb-pmd,thp-shmem", err,
-						sizeof(err)), 0);
+		assert_int_equal(mm_worlds_init(&ws, "hugetlb-pmd,thp-shmem,mshare",
+						err, sizeof(err)), 0);
 		mm_worlds_follow(&ws);
 		struct mm_world *fed[FOLLOWERS];
 		for (size_t k = 0; k < FOLLOWERS; k++)
