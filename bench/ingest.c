@@ -133,19 +133,12 @@ static void kick(const struct way *w)
 	send(w->fd, &k, sizeof(k), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-/* A ring as the shim makes it (shim/ring.c): its memfd, for HELLO. */
+/* A ring as the shim makes it: its memfd, for HELLO. */
 static int ring_make(struct way *w)
 {
-	size_t len = PTS_RING_DATA + RING_DATA;
-	int fd = memfd_create("ptshare-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || ftruncate(fd, (off_t)len) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
-		die("the ring's memfd");
-	w->ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (w->ring == MAP_FAILED)
-		die("the ring's mapping");
-	w->ring->magic = PTS_RING_MAGIC;
-	w->ring->data_size = RING_DATA;
+	int fd = rec_ring_memfd(RING_DATA, &w->ring);
+	if (fd < 0)
+		die("the ring");
 	return fd;
 }
 

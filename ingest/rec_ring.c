@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,4 +56,24 @@ void rec_ring_give_back(struct pts_ring *r, uint64_t tail)
 		return;
 	__atomic_fetch_add(&r->tail_wake, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &r->tail_wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+int rec_ring_memfd(uint32_t data_size, struct pts_ring **ring)
+{
+	size_t len = PTS_RING_DATA + (size_t)data_size;
+	int fd = memfd_create("ptshare-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	void *p = MAP_FAILED;
+	if (!ftruncate(fd, (off_t)len) &&
+	    !fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	*ring = p;
+	(*ring)->magic = PTS_RING_MAGIC;
+	(*ring)->data_size = data_size;
+	return fd;
 }

@@ -24,6 +24,12 @@ enum rec_ring_next {
 	REC_RING_BAD,    /* head, or the record's size, cannot be */
 };
 
+/* A ring of data_size bytes (a power of two, at least PTS_REC_MAX) made
+ * as the shim makes one (shim/ring.c: a sealed memfd, mapped shared), for
+ * the clients of the benchmarks and tests, which use libc: its memfd, to
+ * hand over with PTS_HELLO, and its mapping in *ring; or -1 (errno). */
+int rec_ring_memfd(uint32_t data_size, struct pts_ring **ring);
+
 /* A ring's data as the reader sees it: size bytes (a power of two, at
  * least PTS_REC_MAX), and how far it took them. */
 struct rec_ring_view {

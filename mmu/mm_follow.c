@@ -49,10 +49,11 @@ bool mm_follow_differs_on(const struct mm_policy *p, const struct mm_mapping *m)
 void mm_worlds_follow(struct mm_worlds *ws)
 {
 	struct mm_world *today = ws->w[0];
+	if (today->policy.scope != MM_SCOPE_NONE || today->first)
+		return; /* not linux's, or fed already */
 	for (size_t k = 1; k < ws->n; k++) {
 		struct mm_world *w = ws->w[k];
-		if (today->policy.scope == MM_SCOPE_NONE && !today->first &&
-		    !w->first && may_follow(&w->policy)) {
+		if (!w->first && may_follow(&w->policy)) {
 			w->follows = today;
 			today->followers[today->nfollowers++] = w;
 		}

@@ -82,7 +82,7 @@ static int exec_traced(void *arg, char *const envp[], enum env_made made)
 	 * goes: the new one may never say HELLO (a static or set-user-ID
 	 * program), and may end before a reading finds it.  Not in a vfork
 	 * child: the state is its parent's. */
-	if (shim_proc.model_copied && shim_getpid() == shim_proc.pid &&
+	if (shim_proc.model_copied && shim_is_state_process() &&
 	    proc_tracing_wanted())
 		ring_wait_read();
 	if (!shim_enter_process(&c))

@@ -29,7 +29,7 @@ static pid_t fork_traced(pid_t (*real)(void))
 	/* Not from inside the shim, nor from a process that is not this
 	 * state's own (a child of a raw clone): its child would not be ours. */
 	bool traced = proc_tracing_wanted() && !shim_tls.depth &&
-		      shim_getpid() == shim_proc.pid;
+		      shim_is_state_process();
 	if (traced && !shim_proc.model_copied)
 		ring_wait_read();
 	if (traced)

@@ -80,10 +80,11 @@ bool shim_enter_call(struct shim_call *c, bool stack, bool process)
 	c->err = errno;
 	/* A forked child not yet its own (a raw clone's) writes nothing in
 	 * the state it copied, and a vfork child sends no exec or exit of
-	 * its parent's (owner.c). */
+	 * its parent's: a process's call asks the pid, a mapping call the
+	 * address space (owner.c). */
 	if (!atomic_load_explicit(&shim_proc.active, memory_order_acquire) ||
-	    shim_tls.depth || !shim_owns_mm() ||
-	    (process && !shim_is_state_process()))
+	    shim_tls.depth ||
+	    !(process ? shim_is_state_process() : shim_owns_mm()))
 		return false;
 	inside(c);
 	if (stack)

@@ -129,13 +129,13 @@ pid_t shim_getpid(void);
 extern uint32_t *shim_owner_mark;
 /* The state's process, once it has its pid: the mark set. */
 void owner_mark(void);
+bool shim_is_state_process(void);
 static inline bool shim_owns_mm(void)
 {
 	const uint32_t *m = shim_owner_mark;
 	return m ? __atomic_load_n(m, __ATOMIC_RELAXED) != 0
-		 : shim_getpid() == shim_proc.pid;
+		 : shim_is_state_process();
 }
-bool shim_is_state_process(void);
 
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 		     const posix_spawnattr_t *, char *const[], char *const[]);

@@ -67,8 +67,7 @@ static bool is_wrappable(int sig)
  * shares that state, and the handlers it installs are its own. */
 static bool wraps_here(int sig)
 {
-	return is_wrappable(sig) && shim_proc.pid &&
-	       shim_getpid() == shim_proc.pid;
+	return is_wrappable(sig) && shim_proc.pid && shim_is_state_process();
 }
 
 static void table_lock_take(uint64_t *old)

@@ -45,7 +45,7 @@ static int spawn_run(spawn_fn *const *real, pid_t *pid, const char *path,
 		     char *const envp[])
 {
 	real_resolve();
-	if (proc_tracing_wanted() && shim_getpid() == shim_proc.pid)
+	if (proc_tracing_wanted() && shim_is_state_process())
 		ring_wait_caught_up();
 	struct spawn_req r = { *real, pid, path, actions, attr, argv };
 	return env_run(envp, spawn_real, &r);

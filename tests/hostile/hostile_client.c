@@ -340,23 +340,8 @@ static int crowd(unsigned n)
 	return 0;
 }
 
-/* A record ring as the shim makes one (shim/ring.c, docs/wire-protocol.md):
- * its memfd, for HELLO, and its mapping. */
+/* A record ring as the shim makes one (docs/wire-protocol.md). */
 #define RING_DATA (4u << 10)
-static int ring_make(struct pts_ring **ring)
-{
-	size_t len = PTS_RING_DATA + RING_DATA;
-	int fd = memfd_create("ptshare-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || ftruncate(fd, (off_t)len) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
-		die("the ring's memfd");
-	*ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*ring == MAP_FAILED)
-		die("the ring's mapping");
-	(*ring)->magic = PTS_RING_MAGIC;
-	(*ring)->data_size = RING_DATA;
-	return fd;
-}
 
 /* One process, one connection: HELLO with a ring, EXIT in the ring, two
  * kicks gap_us apart, the EXIT's ACK.  Exits 0 when it was acked. */
@@ -366,7 +351,9 @@ static _Noreturn void kicked_exit(unsigned gap_us)
 					      .size = sizeof(kick) };
 	struct hconn c = open_conn();
 	struct pts_ring *ring;
-	int fd = ring_make(&ring);
+	int fd = rec_ring_memfd(RING_DATA, &ring);
+	if (fd < 0)
+		die("the ring");
 	struct pts_hello h = { .version = PTS_WIRE_VERSION, .flags = PTS_HELLO_RING };
 	const char *r = hconn_ask(&c, &h.h, PTS_HELLO, sizeof(h), fd);
 	struct pts_exit e = { 0 };
