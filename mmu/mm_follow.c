@@ -1,47 +1,49 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Worlds that follow linux's.  A policy that differs from today's kernel
- * only on mappings of one kind (hugetlb-pmd: shared hugetlb ones;
- * thp-shmem: shared shmem and SysV memory; mshare: the shared mappings it
- * places) has, as long as no process mapped any, the very model linux's
- * world has: such a
- * world is fed nothing and read from linux's (with its own policy's
- * reasons), until an operation that could make it differ comes.  Then it
- * takes a copy of linux's world as it is, before that operation, and is a
- * world of its own from there on.  bench/ingest's mix (private anonymous
- * memory) is fed to three worlds fewer, and so is every program that
- * maps no shared memory (docs/model.md, *World*).  The ingest asks for it
- * (mm_worlds_follow); linux's world hands a follower its copy as a mapping
- * its policy treats otherwise comes (mm_map).
+ * Worlds that follow linux's.  Every policy but cow-pte differs from
+ * today's kernel only on mappings of some kinds: file mappings of 2 MiB
+ * or more, shared or read-only (mccracken-2005, aslr-tolerant), shared
+ * hugetlb mappings (hugetlb-pmd, hugetlb-2m), shared shmem and SysV
+ * memory (thp-shmem, hugetlb-2m), the shared mappings mshare places.  As
+ * long as no process holds one, such a world has the very model linux's
+ * world has: it is fed nothing and read from linux's (with its own
+ * policy's reasons), until linux's world comes to hold one.  Then it
+ * takes a copy of linux's world as it is, and is a world of its own from
+ * there on.  bench/ingest's mix (private anonymous memory) is fed to one
+ * world, and so is every program that maps none of those (docs/model.md,
+ * *World*).  The ingest asks for it (mm_worlds_follow).
+ *
+ * When the copy is taken depends on where the difference starts.  A
+ * policy that would make the mapping itself otherwise (mshare places it,
+ * thp-shmem and hugetlb-2m map it by 2 MiB pages, hugetlb-2m elsewhere)
+ * takes it before linux's world maps it (mm_map: mm_followers_map).  One
+ * whose rules act on the VMAs once they are there (sharing at fault and
+ * at fork, the patch's findings) differs from the operation after the one
+ * that made or changed them, which a merge, an mprotect or an mremap can
+ * do as well as a mapping: it is due its copy then (mm_followers_vmas)
+ * and takes it as linux's next operation begins (mm_begin).
  */
 #include <stdlib.h>
 
 #include "mm_internal.h"
 #include "lib/bsearch.h"
 
-/* A policy whose rules differ from linux's only on the VMAs of mappings
- * mm_follow_differs_on() names, which only a mapping makes: none of its
- * rules acts on other mappings, at fork, or on where mappings go. */
+/* cow-pte shares tables at any fork that copies one, whatever the
+ * mapping: it never follows. */
 static bool may_follow(const struct mm_policy *p)
 {
-	return (p->scope == MM_SCOPE_NONE ||
-		p->scope == MM_SCOPE_HUGETLB_SHARED ||
-		p->scope == MM_SCOPE_MSHARE) &&
-	       !p->link_at_fork && !p->patch_findings && !p->huge_aligned &&
-	       !p->cow_pte;
+	return !p->cow_pte;
 }
 
 bool mm_follow_differs_on(const struct mm_policy *p, const struct mm_mapping *m)
 {
 	bool shared = m->flags & MM_VMA_SHARED;
-	/* hugetlb-pmd shares shared hugetlb mappings' PMD tables */
-	if (p->scope == MM_SCOPE_HUGETLB_SHARED && m->huge_shift)
-		return true;
 	/* mshare places the mappings it wants in regions of a host */
 	if (mm_mshare_wants(p, m))
 		return true;
-	/* thp-shmem maps shared shmem and SysV memory by PMD leaves
-	 * (mm_vma_as_huge) */
+	/* thp-shmem and hugetlb-2m map shared shmem and SysV memory by PMD
+	 * leaves (mm_vma_as_huge), hugetlb-2m where hugetlb pages would go
+	 * (mm_layout_place) */
 	return p->huge_shmem && shared &&
 	       (m->obj.kind == MM_OBJ_SHMEM || m->obj.kind == MM_OBJ_SYSV);
 }
@@ -137,6 +139,7 @@ static int take_copy(struct mm_world *w)
 	const struct mm_world *src = w->follows;
 	size_t nvmas = 0, n = 0;
 	w->follows = NULL;
+	w->copy_due = false;
 	for (const struct mm_space *mm = src->first; mm; mm = mm->next)
 		nvmas += mm->vmas.n;
 	struct vma_pair *pairs = malloc((nvmas + 1) * sizeof(*pairs));
@@ -171,13 +174,40 @@ static int take_copy(struct mm_world *w)
 
 void mm_followers_map(struct mm_world *w, const struct mm_mapping *m)
 {
-	unsigned kept = 0;
 	for (unsigned i = 0; i < w->nfollowers; i++) {
 		struct mm_world *f = w->followers[i];
 		if (mm_follow_differs_on(&f->policy, m))
+			f->copy_due = w->copies_due = true;
+	}
+	if (w->copies_due)
+		mm_followers_copy_due(w);
+}
+
+void mm_followers_vmas(struct mm_space *mm, uint64_t start, uint64_t end)
+{
+	struct mm_world *w = mm->w;
+	const struct mm_vma *v;
+	vma_for_each_in(v, mm, start, end) {
+		if (!v->obj)
+			continue; /* private anonymous: in no policy's scope */
+		for (unsigned i = 0; i < w->nfollowers; i++) {
+			struct mm_world *f = w->followers[i];
+			if (mm_vma_in_scope(&f->policy, v))
+				f->copy_due = w->copies_due = true;
+		}
+	}
+}
+
+void mm_followers_copy_due(struct mm_world *w)
+{
+	unsigned kept = 0;
+	for (unsigned i = 0; i < w->nfollowers; i++) {
+		struct mm_world *f = w->followers[i];
+		if (f->copy_due)
 			take_copy(f); /* failed: poisoned, and says so */
 		else
 			w->followers[kept++] = f;
 	}
 	w->nfollowers = kept;
+	w->copies_due = false;
 }

@@ -123,6 +123,9 @@ struct mm_world {
 	struct mm_world *follows;
 	struct mm_world *followers[MM_WORLDS_MAX];
 	unsigned nfollowers;
+	/* A follower due its copy before linux's next operation (it may
+	 * differ from there on); of linux's world, whether any is. */
+	bool copy_due, copies_due;
 	bool poisoned;
 	char err[256];
 };
@@ -160,6 +163,11 @@ static inline struct mm_world *mm_data_of(const struct mm_world *w)
  * copy of w, a world of its own from then on. */
 bool mm_follow_differs_on(const struct mm_policy *p, const struct mm_mapping *m);
 void mm_followers_map(struct mm_world *w, const struct mm_mapping *m);
+/* After mm's VMAs meeting [start, end) were made or changed: a follower
+ * whose policy would act on one of them otherwise is due its copy,
+ * which mm_begin() hands it before linux's next operation. */
+void mm_followers_vmas(struct mm_space *mm, uint64_t start, uint64_t end);
+void mm_followers_copy_due(struct mm_world *w);
 
 /* mm_world.c */
 int mm_fail(struct mm_world *w, int err, const char *fmt, ...)
@@ -251,6 +259,7 @@ int mm_cow_break_at(struct mm_world *w, struct mm_space *mm, uint64_t addr);
 
 /* mm_share.c: the policy's sharing rules */
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v);
+bool mm_vma_in_scope(const struct mm_policy *p, const struct mm_vma *v);
 bool mm_shares_level(const struct mm_policy *p, const struct mm_vma *v,
 		     uint64_t addr, unsigned level);
 bool mm_patch_shares_level(const struct mm_policy *p, const struct mm_vma *v,

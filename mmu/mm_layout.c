@@ -445,9 +445,18 @@ int mm_layout_place(struct mm_world *w, struct mm_space *mm,
 	*wstart = m->addr;
 	*wlen = m->len;
 	if (in && end <= in->end) { /* inside a moved reservation */
+		uint64_t hp = m->huge_shift ? 1ULL << m->huge_shift : MM_PAGE_SIZE;
 		*wstart = world_of(in, m->addr);
 		if (end == in->end)
 			*wlen = in->wend - *wstart;
+		/* The reservation moved by whole pages, not huge ones: the
+		 * kernel refuses hugetlb pages where they cannot start. */
+		if (*wstart & (hp - 1))
+			return mm_fail(w, -EINVAL, "hugetlb mapping at %#llx "
+				       "goes to %#llx in this world, not "
+				       "aligned to its page size",
+				       (unsigned long long)m->addr,
+				       (unsigned long long)*wstart);
 		return 0;
 	}
 	if (l && !m->fixed && program_maps(mm, m->addr, end))

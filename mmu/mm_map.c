@@ -78,6 +78,8 @@ static int map_at(struct mm_world *w, struct mm_space *mm,
 	mm_vma_insert(mm, v);
 	if (!m->listed)
 		mm_vma_merge_around(mm, m->addr, end);
+	else if (w->nfollowers)
+		mm_followers_vmas(mm, m->addr, end);
 	return 0;
 }
 

@@ -40,6 +40,14 @@ static enum mm_reason scope_reason(const struct mm_policy *p,
 	return MM_REASON_SHAREABLE;
 }
 
+/* Whether a table of v may be shared, or counted in the patch's findings,
+ * under p once aligned spans are covered: v is in p's scope. */
+bool mm_vma_in_scope(const struct mm_policy *p, const struct mm_vma *v)
+{
+	enum mm_reason r = scope_reason(p, v);
+	return r == MM_REASON_SHAREABLE || r == MM_REASON_PRIVATE_ANON_PAGES;
+}
+
 enum mm_reason mm_vma_reason(const struct mm_policy *p, const struct mm_vma *v)
 {
 	enum mm_reason r = scope_reason(p, v);

@@ -195,7 +195,8 @@ static bool can_merge(const struct mm_vma *a, const struct mm_vma *b)
 	return anon_compatible(a, b);
 }
 
-/* Merges the VMAs meeting at boundaries in [start, end], left to right. */
+/* Merges the VMAs meeting at boundaries in [start, end], left to right;
+ * the VMAs there are as the operation leaves them (mm_followers_vmas). */
 void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 {
 	struct mm_vma *a = mm_vma_first_after(mm, start ? start - 1 : 0);
@@ -214,6 +215,9 @@ void mm_vma_merge_around(struct mm_space *mm, uint64_t start, uint64_t end)
 		mm_object_unlink(b);
 		mm_vma_free(b);
 	}
+	/* Every mapping, attribute change and move ends here. */
+	if (mm->w->nfollowers)
+		mm_followers_vmas(mm, start, end);
 }
 
 /* A hugetlb VMA is only ever cut at its page size.  Its own bounds are

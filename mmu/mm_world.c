@@ -97,6 +97,8 @@ int mm_begin(struct mm_world *w)
 	if (w->poisoned)
 		return -ENOMEM; /* the message of the first failure stays */
 	w->err[0] = '\0';
+	if (w->copies_due)
+		mm_followers_copy_due(w);
 	return 0;
 }
 
