@@ -76,12 +76,14 @@ static void track_site(struct session *s, const struct op *o)
 	}
 }
 
-/* On every world, stopping at the first refusal (the worlds keep the same
- * mappings, so the others would refuse too). */
+/* On every world fed (mm_world_fed: linux's first, and a follower once
+ * it took its copy, which may be in linux's turn), stopping at the first
+ * refusal (the worlds keep the same mappings, so the others would refuse
+ * too). */
 bool ingest_apply_op(struct ingest *g, struct session *s, const struct op *o)
 {
 	for (size_t k = 0; k < g->ws->n; k++)
-		if (do_op(g->ws->w[k], o) < 0) {
+		if (mm_world_fed(g->ws->w[k]) && do_op(g->ws->w[k], o) < 0) {
 			ingest_session_refused(g, s,
 					       mm_world_error(g->ws->w[k]));
 			return false;
@@ -393,7 +395,8 @@ void ingest_apply_fault(struct ingest *g, struct session *s,
 	if (!s->in_model)
 		return;
 	for (size_t k = 0; k < g->ws->n; k++)
-		if (mm_fault(g->ws->w[k], (uint32_t)s->pid, r->addr,
+		if (mm_world_fed(g->ws->w[k]) &&
+		    mm_fault(g->ws->w[k], (uint32_t)s->pid, r->addr,
 			     r->flags & PTS_FAULT_WRITE) < 0) {
 			/* a mapping the model does not know yet */
 			g->stream.faults_outside++;

@@ -48,6 +48,11 @@ const struct mm_policy *mm_world_policy(const struct mm_world *w)
 	return &w->policy;
 }
 
+bool mm_world_fed(const struct mm_world *w)
+{
+	return !w->follows;
+}
+
 void mm_world_tables(const struct mm_world *w, uint64_t out[PT_NR_LEVELS])
 {
 	memcpy(out, mm_data_of(w)->tables, sizeof(w->tables));

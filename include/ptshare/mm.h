@@ -161,6 +161,8 @@ struct mm_world *mm_world_new(const struct mm_policy *policy);
 void mm_world_free(struct mm_world *w);
 const struct mm_policy *mm_world_policy(const struct mm_world *w);
 const char *mm_world_error(const struct mm_world *w);
+/* Whether w takes operations: false while it follows (mm_worlds_follow). */
+bool mm_world_fed(const struct mm_world *w);
 
 int mm_create(struct mm_world *w, uint32_t pid);
 int mm_fork(struct mm_world *w, uint32_t parent, uint32_t child);
@@ -321,14 +323,15 @@ struct mm_worlds {
 int mm_worlds_init(struct mm_worlds *ws, const char *list, char *err,
 		   size_t errlen);
 /*
- * Before the worlds' first operation: a world whose policy can differ
- * from linux's only on mappings of one kind (hugetlb-pmd: shared hugetlb;
- * thp-shmem: shared shmem and SysV; mshare: the shared mappings it
- * places) follows linux's world: it is fed
+ * Before the worlds' first operation: every world whose policy can differ
+ * from linux's only on mappings of some kinds (every built-in one but
+ * cow-pte: docs/model.md, *World*) follows linux's world: it is fed
  * nothing, and read from linux's under its own policy, until linux's
- * world maps one (mm_map), when it takes a copy of it.  Every operation
- * must then go to every world, linux's first (as the ingest does); a
- * caller that feeds some worlds only must not ask.
+ * world comes to hold such a mapping, when it takes a copy of it.  Every
+ * operation must then go to linux's world first, then to each world
+ * mm_world_fed() says is fed at that moment (a follower given one
+ * ignores it, as cheaply as a call can); a caller that feeds some worlds
+ * only must not ask.
  */
 void mm_worlds_follow(struct mm_worlds *ws);
 void mm_worlds_free(struct mm_worlds *ws);
