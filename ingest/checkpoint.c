@@ -212,6 +212,9 @@ uint32_t ingest_apply_checkpoint(struct ingest *g, struct session *s,
 	}
 	case PTS_CK_BEGIN:
 		ingest_reading_done(s);
+		/* between readings: those before it are in the worlds, and
+		 * its names are yet to come */
+		ingest_names_prune(g);
 		*ck = (struct ck_accum){ .open = true, .vma = ck->vma,
 					 .cap_vma = ck->cap_vma, .run = ck->run,
 					 .cap_run = ck->cap_run,

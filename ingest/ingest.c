@@ -44,9 +44,11 @@ struct ingest *ingest_new(struct mm_worlds *ws, const struct ingest_host *host,
 	if (!g)
 		return NULL;
 	g->ws = ws;
-	/* Every operation goes to every world, linux's first: a world that
-	 * can differ from it on huge pages alone follows it until then. */
+	/* Every operation goes to linux's world first, then to every world
+	 * fed: one whose policy can differ from linux's only on mappings of
+	 * some kinds follows it until a process holds one. */
 	mm_worlds_follow(ws);
+	g->keep_finals = REPORT_FINALS_KEPT;
 	g->host = host ? *host : (struct ingest_host){
 		.runs = replay_runs, .child_of = replay_child_of,
 		.fs_of = replay_fs_of,
@@ -59,6 +61,11 @@ struct ingest *ingest_new(struct mm_worlds *ws, const struct ingest_host *host,
 		fwrite(v, sizeof(v), 1, g->trace);
 	}
 	return g;
+}
+
+void ingest_keep_finals(struct ingest *g, size_t n)
+{
+	g->keep_finals = n;
 }
 
 void ingest_free(struct ingest *g)

@@ -107,6 +107,11 @@ struct ingest_host {
 struct ingest *ingest_new(struct mm_worlds *ws, const struct ingest_host *host,
 			  FILE *trace);
 void ingest_free(struct ingest *g);
+/* The processes that end after the first n (REPORT_FINALS_KEPT unless
+ * said) are listed in the report only if they have something to say
+ * beyond their figures, and summed otherwise (report_folded): the
+ * daemon's memory does not grow with every process a run left on sees. */
+void ingest_keep_finals(struct ingest *g, size_t n);
 
 /* A connection opened by process pid (SO_PEERCRED).  Returns its id (> 0). */
 uint32_t ingest_connect(struct ingest *g, int32_t pid, uint32_t uid);

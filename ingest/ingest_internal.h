@@ -147,9 +147,14 @@ struct ingest {
 	uint32_t last_conn;      /* the last one opened; numbered from 1 */
 	struct report_final *finals; /* processes gone */
 	size_t nfinals, cap_finals;
+	/* past keep_finals of them, those with nothing to say but their
+	 * figures are summed instead (report_final_plain) */
+	size_t keep_finals;
+	struct report_folded folded;
 	struct report_stream stream;
 	struct named *names;
 	size_t nnames, cap_names;
+	size_t names_prune_at;     /* ingest_names_prune() */
 	struct ptr_map name_index; /* mm_object_id -> 1 + its index in names */
 	struct dev_kind *devs;
 	size_t ndevs, cap_devs;
@@ -259,6 +264,9 @@ struct named *ingest_named(const struct ingest *g,
 			   const struct mm_object_id *id);
 void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 			const char *name, size_t len);
+/* Forgets the names of memory no process maps that is no file, now and
+ * then (as a reading begins: the readings before it are in the worlds). */
+void ingest_names_prune(struct ingest *g);
 
 /* build_ids.c */
 /* The build id a reading gave a named object (a record of another

@@ -53,6 +53,38 @@ void ingest_name_object(struct ingest *g, const struct mm_object_id *id,
 	g->names[g->nnames++] = (struct named){ .id = *id, .name = copy };
 }
 
+/*
+ * The names of memory that is no file (shmem, SysV, hugetlb) that nothing
+ * maps any more: every process makes a memfd of its own (the shim's ring,
+ * and many programs' own), which a run left on would name without end.
+ * Files stay named (call sites name their code).  A reading names again
+ * what it meets.  Pruned when the names doubled since: O(1) a name.
+ */
+#define NAMES_PRUNE_MIN 1024
+
+void ingest_names_prune(struct ingest *g)
+{
+	if (g->nnames < g->names_prune_at || g->nnames < NAMES_PRUNE_MIN)
+		return;
+	size_t kept = 0;
+	ptr_map_free(&g->name_index);
+	for (size_t i = 0; i < g->nnames; i++) {
+		struct named n = g->names[i];
+		if (n.id.kind != MM_OBJ_FILE &&
+		    !mm_world_maps_object(g->ws->w[0], &n.id)) {
+			free(n.name);
+			continue;
+		}
+		g->names[kept] = n;
+		if (ptr_map_put(&g->name_index, mm_object_id_hash(&n.id),
+				(void *)(uintptr_t)(kept + 1)))
+			ingest_out_of_memory(g);
+		kept++;
+	}
+	g->nnames = kept;
+	g->names_prune_at = 2 * kept;
+}
+
 /* The report's question: which call made pid's mapping at addr.  A file
  * the checkpoints never named is "". */
 static bool site_of_mapping(void *ingest, uint32_t pid, uint64_t addr,
@@ -263,7 +295,7 @@ static const struct report *report_of_peak(struct ingest *g)
 		 * it before the daemon could (docs/daemon.md, Access). */
 		for (size_t i = 0; i < n; i++)
 			st.refused_user += all[i].untraced_why == REPORT_UNTRACED_USER;
-		report_set_finals(&g->peak, all, n, &st);
+		report_set_finals(&g->peak, all, n, &g->folded, &st);
 		free(all);
 	}
 	if (report_set_series(&g->peak, &g->series))

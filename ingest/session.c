@@ -158,9 +158,12 @@ void ingest_session_leave_model(struct ingest *g, struct session *s)
 void ingest_session_end(struct ingest *g, struct session *s)
 {
 	ingest_session_leave_model(g, s);
-	if (!grow_array((void **)&g->finals, &g->cap_finals, g->nfinals + 1,
-			sizeof(*g->finals)))
-		g->finals[g->nfinals++] = ingest_final_of(g, s, false);
+	struct report_final f = ingest_final_of(g, s, false);
+	if (g->nfinals >= g->keep_finals && report_final_plain(&f, g->ws->n))
+		report_fold_final(&g->folded, &f, g->ws->n);
+	else if (!grow_array((void **)&g->finals, &g->cap_finals,
+			     g->nfinals + 1, sizeof(*g->finals)))
+		g->finals[g->nfinals++] = f;
 	else
 		ingest_out_of_memory(g);
 	if (s->conn)

@@ -36,6 +36,13 @@ struct mm_object *mm_object_get(struct mm_world *w,
 	return w->object_hint = o;
 }
 
+bool mm_world_maps_object(const struct mm_world *w,
+			  const struct mm_object_id *id)
+{
+	const struct mm_world *d = mm_data_of(w);
+	return ptr_map_get(&d->objects, mm_object_id_hash(id), object_is, id);
+}
+
 /* Links v after `after` (at the tail when NULL), as dup_mmap() and a split
  * place the new VMA next to the one it comes from. */
 void mm_object_link(struct mm_object *o, struct mm_vma *v, struct mm_vma *after)

@@ -503,11 +503,54 @@ static int fill_header(struct report *r, const struct report_input *in)
 	if (in->nskips)
 		memcpy(r->skips, in->skips, in->nskips * sizeof(*r->skips));
 	r->nskips = in->nskips;
-	return report_set_finals(r, in->finals, in->nfinals, in->stream);
+	return report_set_finals(r, NULL, 0, NULL, in->stream);
+}
+
+bool report_final_plain(const struct report_final *x, size_t npol)
+{
+	for (size_t k = 0; k < npol; k++)
+		if (x->policy_kb[k] < 0)
+			return false;
+	return x->model_kb >= 0 && x->model_kb == x->proc.vmpte_kb &&
+	       x->proc.stable && !x->alive && !x->untraced && !x->lost &&
+	       !x->malformed && !x->refused && !x->dropped && !x->fault_err &&
+	       !x->own_uffd_ranges;
+}
+
+void report_fold_final(struct report_folded *f, const struct report_final *x,
+		       size_t npol)
+{
+	f->processes++;
+	f->records += x->records;
+	f->resyncs += x->resyncs;
+	f->no_uffd += x->fault_mode == PTS_FAULTS_OFF;
+	f->vmpte_kb += x->proc.vmpte_kb;
+	for (size_t k = 0; k < npol; k++) {
+		f->policy_kb[k] += x->policy_kb[k];
+		f->faults[k] += x->faults[k];
+		f->observed[k] += x->observed[k];
+	}
+}
+
+uint64_t report_finals_seen(const struct report *r)
+{
+	return r->nfinals + r->folded.processes;
+}
+
+void report_finals_faults(const struct report *r, size_t k, uint64_t *seen,
+			  uint64_t *pagemap)
+{
+	*seen = r->folded.faults[k];
+	*pagemap = r->folded.observed[k];
+	for (size_t i = 0; i < r->nfinals; i++) {
+		*seen += r->finals[i].faults[k];
+		*pagemap += r->finals[i].observed[k];
+	}
 }
 
 int report_set_finals(struct report *r, const struct report_final *finals,
-		      size_t n, const struct report_stream *stream)
+		      size_t n, const struct report_folded *folded,
+		      const struct report_stream *stream)
 {
 	struct report_final *copy = malloc((n + 1) * sizeof(*copy));
 	if (!copy)
@@ -517,6 +560,7 @@ int report_set_finals(struct report *r, const struct report_final *finals,
 	free(r->finals);
 	r->finals = copy;
 	r->nfinals = n;
+	r->folded = folded ? *folded : (struct report_folded){ 0 };
 	r->finals_exact = 0;
 	for (size_t i = 0; i < n; i++)
 		r->finals_exact += copy[i].model_kb >= 0 &&

@@ -68,6 +68,28 @@ struct report_final {
 	} own_uffd[REPORT_OWN_UFFD_MAX];
 };
 
+/*
+ * The processes that ended after the first REPORT_FINALS_KEPT, each with
+ * nothing to say beyond its figures (report_final_plain): counted and
+ * summed rather than listed, so that a run left on keeps a bounded number
+ * of lines (docs/report-json.md, final_checkpoints_folded).
+ */
+#define REPORT_FINALS_KEPT 4096
+struct report_folded {
+	uint64_t processes;
+	uint64_t records, resyncs;
+	uint64_t no_uffd;                 /* of them, fault_mode off */
+	int64_t vmpte_kb;                 /* = the linux model's: exact */
+	int64_t policy_kb[MM_WORLDS_MAX]; /* each policy's tables */
+	uint64_t faults[MM_WORLDS_MAX], observed[MM_WORLDS_MAX];
+};
+/* Of npol policies: exact at its last checkpoint (stable, every policy
+ * modelled), ended, traced, and nothing lost, malformed, refused, dropped
+ * or its own (userfaultfd). */
+bool report_final_plain(const struct report_final *x, size_t npol);
+void report_fold_final(struct report_folded *f, const struct report_final *x,
+		       size_t npol);
+
 /* Why the daemon ended a process's connection (docs/daemon.md, Hostile
  * clients): none, 64 malformed records in a row, acks it did not read. */
 enum report_drop { REPORT_DROP_NONE, REPORT_DROP_MALFORMED, REPORT_DROP_DEAF };
@@ -206,8 +228,6 @@ struct report_input {
 	size_t nskips;
 	uint64_t min_mapping; /* list mappings at least this big */
 	bool flames;          /* keep the flame graphs' stacks (--flamegraph) */
-	const struct report_final *finals; /* ptshare run: every process seen */
-	size_t nfinals;
 	const struct report_stream *stream; /* ptshare run, else NULL */
 	/* ptshare run: the call site that created pid's mapping at addr, into
 	 * out (its strings need only last until report_build returns); false
@@ -312,6 +332,7 @@ struct report {
 	struct report_final *finals;
 	size_t nfinals;
 	size_t finals_exact;     /* of them, model == VmPTE at that checkpoint */
+	struct report_folded folded; /* and those summed, all exact */
 	bool has_stream;
 	struct report_stream stream;
 	struct report_series series; /* report_set_series */
@@ -377,9 +398,16 @@ struct report_mshare {
 };
 void report_mshare_cover(const struct report *r, size_t k,
 			 struct report_mshare *out);
-/* Replaces the processes' last checkpoints and the stream figures. */
+/* Replaces the processes' last checkpoints (those listed, and those
+ * folded: NULL for none) and the stream figures. */
 int report_set_finals(struct report *r, const struct report_final *finals,
-		      size_t n, const struct report_stream *stream);
+		      size_t n, const struct report_folded *folded,
+		      const struct report_stream *stream);
+/* Over the processes' lives, listed and folded: how many, and under
+ * policy k the faults seen and the first touches only pagemap showed. */
+uint64_t report_finals_seen(const struct report *r);
+void report_finals_faults(const struct report *r, size_t k, uint64_t *seen,
+			  uint64_t *pagemap);
 /* Replaces the report's series with a copy of s: 0, or -ENOMEM. */
 int report_set_series(struct report *r, const struct report_series *s);
 /* The series as the JSON's "series" and as the text's lines. */

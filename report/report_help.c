@@ -11,11 +11,10 @@
  * over every process's life in a run; at the snapshot otherwise. */
 static uint64_t touches(const struct report *r, size_t k)
 {
-	uint64_t n = 0;
-	if (r->nfinals) {
-		for (size_t i = 0; i < r->nfinals; i++)
-			n += r->finals[i].faults[k] + r->finals[i].observed[k];
-		return n;
+	uint64_t n = 0, pagemap;
+	if (report_finals_seen(r)) {
+		report_finals_faults(r, k, &n, &pagemap);
+		return n + pagemap;
 	}
 	for (size_t i = 0; i < r->nrows; i++)
 		n += r->rows[i].s[k].faults + r->rows[i].s[k].faults_observed;

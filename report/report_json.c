@@ -383,6 +383,38 @@ static void final_checkpoint(struct json *j, const struct report *r,
 	json_end_object(j);
 }
 
+/* The folded processes' sums under policy k (report_folded). */
+static void folded_tables(struct json *j, size_t k, const void *arg)
+{
+	json_member_i64(j, "tables_kb", ((const struct report_folded *)arg)->policy_kb[k]);
+}
+
+static void folded_faults(struct json *j, size_t k, const void *arg)
+{
+	const struct report_folded *f = arg;
+	json_member_u64(j, "seen", f->faults[k]);
+	json_member_u64(j, "pagemap", f->observed[k]);
+}
+
+static void folded(struct json *j, const struct report *r)
+{
+	const struct report_folded *f = &r->folded;
+	json_key(j, "final_checkpoints_folded");
+	if (!f->processes) {
+		json_null(j);
+		return;
+	}
+	json_object(j);
+	json_member_u64(j, "processes", f->processes);
+	json_member_u64(j, "records", f->records);
+	json_member_u64(j, "resyncs", f->resyncs);
+	json_member_u64(j, "without_userfaultfd", f->no_uffd);
+	json_member_i64(j, "vmpte_kb", f->vmpte_kb);
+	report_json_by_policy(j, "models", r, folded_tables, f);
+	report_json_by_policy(j, "faults", r, folded_faults, f);
+	json_end_object(j);
+}
+
 static void stream(struct json *j, const struct report *r)
 {
 	const struct report_stream *s = &r->stream;
@@ -469,6 +501,7 @@ void report_json_value(struct json *j, const struct report *r)
 	for (size_t i = 0; i < r->nfinals; i++)
 		final_checkpoint(j, r, &r->finals[i]);
 	json_end_array(j);
+	folded(j, r);
 	stream(j, r);
 	json_key(j, "not_modelled");
 	json_array(j);

@@ -249,10 +249,17 @@ static void finals(FILE *f, const struct report *r)
 {
 	static const char unseen[] = ": tables with no page present, which no "
 				     "reading shows (docs/procfs.md)";
-	if (!r->nfinals)
+	if (!report_finals_seen(r))
 		return;
-	fprintf(f, "\nmodel vs kernel at each process's last checkpoint: %zu of "
-		"%zu exact\n", r->finals_exact, r->nfinals);
+	fprintf(f, "\nmodel vs kernel at each process's last checkpoint: %"
+		PRIu64 " of %" PRIu64 " exact", r->finals_exact + r->folded.processes,
+		report_finals_seen(r));
+	if (r->folded.processes)
+		fprintf(f, " (%" PRIu64 " of them summed, not listed: exact and "
+			"with nothing else to say, they ended once enough were "
+			"listed; the JSON's final_checkpoints_folded)",
+			r->folded.processes);
+	fputc('\n', f);
 	for (size_t i = 0; i < r->nfinals; i++) {
 		const struct report_final *x = &r->finals[i];
 		if (x->model_kb >= 0 && x->model_kb == x->proc.vmpte_kb)
@@ -278,18 +285,14 @@ static void faults(FILE *f, const struct report *r)
 					    "table (first fault per 2 MiB span)",
 					    "all" };
 	uint64_t seen[MM_WORLDS_MAX] = { 0 }, touched[MM_WORLDS_MAX] = { 0 };
-	size_t without = 0;
-	for (size_t i = 0; i < r->nfinals; i++) {
-		const struct report_final *x = &r->finals[i];
-		without += x->fault_mode == PTS_FAULTS_OFF;
-		for (size_t k = 0; k < r->npol; k++) {
-			seen[k] += x->faults[k];
-			touched[k] += x->observed[k];
-		}
-	}
+	uint64_t without = r->folded.no_uffd;
+	for (size_t i = 0; i < r->nfinals; i++)
+		without += r->finals[i].fault_mode == PTS_FAULTS_OFF;
+	for (size_t k = 0; k < r->npol; k++)
+		report_finals_faults(r, k, &seen[k], &touched[k]);
 	fprintf(f, "page faults: %s", mode[r->stream.fault_mode < 3 ? r->stream.fault_mode : 0]);
 	if (without && r->stream.fault_mode != PTS_FAULTS_OFF)
-		fprintf(f, "; %zu processes without a userfaultfd (pagemap only)",
+		fprintf(f, "; %" PRIu64 " processes without a userfaultfd (pagemap only)",
 			without);
 	fprintf(f, "\n  linux: %" PRIu64 " faults seen, %" PRIu64
 		" first touches from pagemap\n", seen[0], touched[0]);
@@ -503,8 +506,9 @@ void report_text(FILE *f, const struct report *r, const char *command,
 		 size_t top, bool verbose)
 {
 	fprintf(f, "ptshare %s: %zu processes modelled", command, r->nrows);
-	if (r->nfinals)
-		fprintf(f, " at the peak, %zu seen in all", r->nfinals);
+	if (report_finals_seen(r))
+		fprintf(f, " at the peak, %" PRIu64 " seen in all",
+			report_finals_seen(r));
 	if (r->nskips)
 		fprintf(f, ", %zu not (listed below)", r->nskips);
 	fputs("\n", f);

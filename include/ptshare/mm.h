@@ -161,6 +161,9 @@ struct mm_world *mm_world_new(const struct mm_policy *policy);
 void mm_world_free(struct mm_world *w);
 const struct mm_policy *mm_world_policy(const struct mm_world *w);
 const char *mm_world_error(const struct mm_world *w);
+/* Whether a process in w maps the object. */
+bool mm_world_maps_object(const struct mm_world *w,
+			  const struct mm_object_id *id);
 /* Whether w takes operations: false while it follows (mm_worlds_follow). */
 bool mm_world_fed(const struct mm_world *w);
 

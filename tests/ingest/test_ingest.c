@@ -16,6 +16,10 @@
 #include <cmocka.h>
 
 #include "ingest_fixture.h"
+#include "ck_reading.h"
+#include "ingest/ingest_internal.h"
+#include "json_read.h"
+#include "schema_check.h"
 
 /* HELLO is acked; an mmap record maps; a checkpoint observes and keeps
  * VmPTE; fork links under the sharing policies; exit, then close, moves the
@@ -364,6 +368,156 @@ static void superseded_connection(void **state)
 	assert_int_equal(rep->stream.superseded, 3);
 }
 
+/* A run left on: past the count ingest_keep_finals() sets, a process that
+ * ends exact with nothing else to say is summed, not listed; one with
+ * something to say (a record the model refused) is still listed.  The
+ * text and the JSON (checked against its schema) count both. */
+static void finals_folded(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	struct pts_ck_vma v = { .start = BASE, .end = BASE + 4 * MIB,
+				.kind = MM_OBJ_ANON,
+				.prot = MM_PROT_READ | MM_PROT_WRITE };
+	struct pts_ck_run run = { BASE, BASE + 4 * MIB, PTS_RUN_ANON, 0 };
+	ingest_keep_finals(f->g, 2);
+	for (int32_t pid = 300; pid < 306; pid++) {
+		uint32_t c = hello(f, pid, 0, &act);
+		mmap_rec(f, c, BASE, 4 * MIB,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED);
+		checkpoint(f, pid, &v, 1, &run, 1, 16);
+		struct pts_fork fk = { .child = pid }; /* known: refused */
+		if (pid == 304)
+			send_rec(f, c, &fk, PTS_FORK, sizeof(fk), &act);
+		struct pts_exit ex = { .status = 0 };
+		send_rec(f, c, &ex, PTS_EXIT, sizeof(ex), &act);
+		ingest_disconnect(f->g, c);
+	}
+	const struct report *r = ingest_report(f->g);
+	assert_int_equal(r->nfinals, 3); /* 300, 301; 304 */
+	assert_int_equal(final_of_pid(r, 304)->refused, 1);
+	assert_int_equal(r->finals_exact, 3);
+	assert_int_equal(r->folded.processes, 3); /* 302, 303, 305 */
+	assert_int_equal(r->folded.vmpte_kb, 3 * 16);
+	for (size_t k = 0; k < r->npol; k++)
+		assert_int_equal(r->folded.policy_kb[k], 3 * 16);
+	assert_int_equal(r->folded.records, 3 * 3); /* HELLO, mmap, EXIT */
+	assert_int_equal(report_finals_seen(r), 6);
+
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	report_text(m, r, "test", 5, false);
+	fclose(m);
+	assert_non_null(strstr(buf, "at the peak, 6 seen in all"));
+	assert_non_null(strstr(buf, "last checkpoint: 6 of 6 exact (3 of them "
+				    "summed, not listed"));
+	free(buf);
+	m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	report_json(m, r);
+	fclose(m);
+	assert_true(schema_valid(buf, len, "the folded report"));
+	struct jr_error err;
+	struct jr_value *doc = jr_parse(buf, len, &err);
+	assert_non_null(doc);
+	assert_int_equal(jr_len(jr_get(doc, "final_checkpoints")), 3);
+	assert_int_equal(jr_path_u64(doc, "final_checkpoints_folded.processes", 0), 3);
+	assert_int_equal(jr_path_i64(doc, "final_checkpoints_folded.vmpte_kb", 0), 48);
+	assert_int_equal(jr_path_i64(doc, "final_checkpoints_folded.models.linux.tables_kb", 0), 48);
+	jr_free(doc);
+	free(buf);
+}
+
+/* A reading as ck_reading() makes it, naming a file (ino 1) and the
+ * process's memfd (ino pid) after its CK_BEGIN. */
+struct naming {
+	struct fixture *f;
+	union {
+		struct pts_ck_name n;
+		uint8_t buf[sizeof(struct pts_ck_name) + 32];
+	} name[2];
+};
+
+static void emit_naming(void *arg, int32_t pid, const void *rec, size_t len)
+{
+	struct naming *e = arg;
+	assert_int_equal(ingest_replay(e->f->g, pid, 0, rec, len), 0);
+	if (((const struct pts_hdr *)rec)->type != PTS_CK_BEGIN)
+		return;
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(ingest_replay(e->f->g, pid, 0, &e->name[i],
+					       e->name[i].n.h.size), 0);
+}
+
+static void name_rec(struct naming *e, size_t i, uint32_t kind, uint64_t ino,
+		     const char *name)
+{
+	struct pts_ck_name *n = &e->name[i].n;
+	*n = (struct pts_ck_name){ .dev = 5 + kind, .ino = ino, .kind = kind,
+				   .len = (uint32_t)strlen(name) };
+	memcpy(n->name, name, n->len);
+	n->h = (struct pts_hdr){ .type = PTS_CK_NAME,
+				 .size = (uint16_t)(sizeof(*n) + n->len) };
+}
+
+/* A run left on: every process names a memfd of its own (the shim's ring
+ * is one); once nothing maps it, its name goes (ingest_names_prune), while
+ * a file's stays (call sites name their code) and so does a memfd still
+ * mapped.  The processes are children /proc alone shows, so many. */
+static void names_pruned(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_action act;
+	struct naming e = { .f = f };
+	uint32_t live = hello(f, 999, 0, &act);
+	for (int32_t pid = 999; pid < 4000; pid++) {
+		struct pts_ck_vma v[2] = {
+			{ .start = BASE, .end = BASE + 4096, .dev = 6, .ino = 1,
+			  .kind = MM_OBJ_FILE, .prot = MM_PROT_READ },
+			{ .start = BASE + 2 * MIB, .end = BASE + 2 * MIB + 4096,
+			  .dev = 5 + MM_OBJ_SHMEM, .ino = (uint64_t)pid,
+			  .kind = MM_OBJ_SHMEM, .prot = MM_PROT_READ,
+			  .flags = MM_VMA_SHARED },
+		};
+		name_rec(&e, 0, MM_OBJ_FILE, 1, "/usr/bin/prog");
+		name_rec(&e, 1, MM_OBJ_SHMEM, (uint64_t)pid, "/memfd:ring (deleted)");
+		if (pid != 999) { /* its child, read from /proc alone */
+			struct pts_fork fk = { .child = pid };
+			send_rec(f, live, &fk, PTS_FORK, sizeof(fk), &act);
+		}
+		/* the file, only the children that go map */
+		ck_reading(pid, v + (pid == 999), 2 - (pid == 999), NULL, 0, -1,
+			   emit_naming, &e);
+		if (pid != 999)
+			checkpoint_gone(f, pid);
+	}
+	assert_true(f->g->nnames <= 1024);
+	/* names enough for the next reading's start to prune, the file no
+	 * longer mapped */
+	for (uint64_t ino = 1; ino <= 1024; ino++)
+		ingest_name_object(f->g, &(struct mm_object_id){
+			MM_OBJ_SYSV, 9, ino }, "/SYSV", 5);
+	struct pts_ck_vma mine = { .start = BASE, .end = BASE + 4096,
+				   .dev = 5 + MM_OBJ_SHMEM, .ino = 999,
+				   .kind = MM_OBJ_SHMEM, .prot = MM_PROT_READ,
+				   .flags = MM_VMA_SHARED };
+	name_rec(&e, 0, MM_OBJ_SHMEM, 999, "/memfd:ring (deleted)");
+	ck_reading(999, &mine, 1, NULL, 0, -1, emit_naming, &e);
+	assert_true(f->g->nnames <= 4);
+	const char *file = ingest_object_name(f->g, &(struct mm_object_id){
+		MM_OBJ_FILE, 6, 1 });
+	const char *mapped = ingest_object_name(f->g, &(struct mm_object_id){
+		MM_OBJ_SHMEM, 5 + MM_OBJ_SHMEM, 999 });
+	assert_non_null(file);
+	assert_non_null(mapped);
+	assert_string_equal(file, "/usr/bin/prog");
+	assert_string_equal(mapped, "/memfd:ring (deleted)");
+	assert_null(ingest_object_name(f->g, &(struct mm_object_id){
+		MM_OBJ_SHMEM, 5 + MM_OBJ_SHMEM, 1000 }));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +535,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(listed_mappings_stay_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(superseded_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(finals_folded, setup, teardown),
+		cmocka_unit_test_setup_teardown(names_pruned, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
 }
