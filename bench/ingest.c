@@ -21,7 +21,10 @@
  * through the same shared memory.  The daemon does the real work:
  * io_uring, validation, the model of every policy, and a /proc checkpoint
  * at each HELLO and EXIT.
- * Goal (issue): the daemon's rate at least 0.8 of the trivial reader's.
+ * Goal on the socket (--socket, the first issue's): the daemon's rate at
+ * least 0.8 of the trivial reader's.  Through the ring the trivial reader
+ * is a copy of the bytes, the baseline issue 13 asks to print beside its
+ * goal of 3M records/s: the ratio is printed, with no goal.
  *
  * Also, for each reader: the round trip of a HELLO (connect, HELLO, ACK:
  * what a new process waits for), median over the clients while they flood,
@@ -597,8 +600,11 @@ int main(int argc, char **argv)
 	printf("  ptshared       %10.0f %10.3f %26.1f us %6.1f us %6.1f us\n", d,
 	       1e6 / d, bench_median(hello_d, n) * 1e6, lone_d * 1e6,
 	       spaced_d * 1e6);
-	printf("  ratio %.2f +-%.1f%%; %.3f us more per record; goal >= 0.8: %s\n",
-	       rt, 100 * noise, 1e6 / d - 1e6 / t, bench_verdict(rt, 0.8, true, noise));
+	printf("  ratio %.2f +-%.1f%%; %.3f us more per record", rt,
+	       100 * noise, 1e6 / d - 1e6 / t);
+	if (by_socket)
+		printf("; goal >= 0.8: %s", bench_verdict(rt, 0.8, true, noise));
+	putchar('\n');
 	printf("  records/s %.2fM, goal >= 3M: %s; HELLO alone %.2fx, %d ms apart "
 	       "%.2fx the trivial reader's, goal <= 2x: %s, %s\n", d / 1e6,
 	       d >= 3e6 ? "goal met" : "goal NOT met", lone_d / lone_t,
