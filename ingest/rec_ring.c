@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
-#define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
